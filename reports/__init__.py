@@ -1,0 +1,1 @@
+"""Reports: LaTeX convergence tables and figures generated from stored results."""

@@ -1,0 +1,61 @@
+r"""``softmax.kappa``: the coefficient of variation of softmax attention entries.
+
+For :math:`Z = e^{M}`, :math:`M \sim N(\mu, s^2)`, the moments are computed by sympy from
+the Gaussian law (not typed in):
+
+.. math::
+
+    m = \mathbb E Z = e^{\mu + s^2/2},\qquad
+    \sigma^2 = \operatorname{Var} Z = (e^{s^2} - 1)\, e^{2\mu + s^2},\qquad
+    \kappa^2 = \sigma^2 / m^2 = e^{s^2} - 1,
+
+free of :math:`\mu` (softmax is invariant to a shift of the logits).
+
+References
+----------
+.. [1] A. Naderi, T. Nait Saada, J. Tanner, "Mind the Gap", ICML 2025, arXiv:2410.07799.
+.. [2] C. Bordenave, P. Caputo, D. Chafai, PTRF 152 (2012), arXiv:0808.1502.
+"""
+from __future__ import annotations
+
+from functools import cache
+
+import sympy as sp
+from sympy.stats import E, Normal
+
+from theory.parameters import PARAMETERS, exact
+
+__all__ = ["entry_moments", "kappa_squared", "kappa"]
+
+MU = PARAMETERS["mu"].symbol
+S2 = PARAMETERS["s2"].symbol
+
+
+def _closed(expr: sp.Expr) -> sp.Expr:
+    # sympy returns erf/erfc combinations for a Gaussian expectation; erfc = 1 - erf
+    return sp.simplify(expr.rewrite(sp.erf))
+
+
+@cache
+def entry_moments() -> tuple[sp.Expr, sp.Expr]:
+    """``(m, sigma^2)`` of ``exp(N(mu, s2))`` as sympy expressions in ``mu``, ``s2``."""
+    M = Normal("M", MU, sp.sqrt(S2))
+    m = _closed(E(sp.exp(M)))
+    second = _closed(E(sp.exp(2 * M)))
+    return m, sp.simplify(second - m**2)
+
+
+@cache
+def kappa_squared() -> sp.Expr:
+    r""":math:`\kappa^2 = \sigma^2/m^2` as a sympy expression in ``s2`` (``mu`` cancels)."""
+    m, var = entry_moments()
+    k2 = sp.simplify(var / m**2)
+    if MU in k2.free_symbols:  # the derivation must eliminate the logit mean
+        raise AssertionError(f"kappa^2 should not depend on mu, got {k2}")
+    return k2
+
+
+def kappa(s2: float | sp.Expr) -> sp.Expr:
+    """``kappa`` at logit variance ``s2`` (exact sympy expression)."""
+    value = exact("s2", s2) if isinstance(s2, (int, float)) else s2
+    return sp.sqrt(kappa_squared().subs(S2, value))

@@ -1,0 +1,6 @@
+"""``python -m verification`` is ``gapverify``."""
+import sys
+
+from verification.cli import main
+
+sys.exit(main())

@@ -1,0 +1,148 @@
+r"""The data types of the claim registry: a claim is data.
+
+A :class:`Claim` has a stable id (THEORY.md), a status, named :class:`Prediction` s
+(exact sympy expressions of the parameters, each with its own status), the
+:class:`Check` s that measure them on sampled matrices with a stated rate, references,
+the experiment that samples it and its sweep profiles. :mod:`verification.registry` lists
+every claim; the command line, the verifier, the tables, the snapshots, the audit and the
+tests all read that one registry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Mapping
+
+import numpy as np
+import sympy as sp
+
+from theory.parameters import PARAMETERS, defaults, exact, validate_parameters
+
+__all__ = ["STATUSES", "Prediction", "Check", "Profile", "Claim", "weakest_status", "T_SYMBOL"]
+
+Status = Literal["theorem", "derived", "conjecture", "empirical"]
+#: Strongest first. A claim mixing statuses reports the weakest of them.
+STATUSES: tuple[str, ...] = ("theorem", "derived", "empirical", "conjecture")
+T_SYMBOL = sp.Symbol("T", positive=True, integer=True)
+
+
+def weakest_status(statuses) -> str:
+    return max(statuses, key=STATUSES.index)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A named prediction: ``formula(params) -> sympy`` with ``params`` exact sympy numbers.
+
+    ``kind`` is ``"limit"`` (the value as ``T -> oo``), ``"exact"`` (at every ``T``) or
+    ``"law"`` (a limiting distribution; ``formula`` returns its scale, e.g. the edge).
+    """
+
+    name: str
+    status: Status
+    formula: Callable[[Mapping[str, sp.Expr]], sp.Expr]
+    quantity: str  # LaTeX of the measured quantity
+    kind: Literal["limit", "exact", "law"] = "limit"
+    note: str = ""
+
+    def statement(self, params: Mapping[str, sp.Expr]) -> sp.Expr:
+        """The sympy statement, e.g. ``Eq(Limit(sqrtT_s2, T, oo), 2*kappa)``."""
+        q = sp.Symbol(self.name)
+        value = self.formula(params)
+        if self.kind == "exact":
+            return sp.Eq(q, value, evaluate=False)
+        return sp.Eq(sp.Limit(q, T_SYMBOL, sp.oo), value, evaluate=False)
+
+
+@dataclass(frozen=True)
+class Check:
+    """How one prediction is measured.
+
+    ``kind``:
+      * ``"limit"``: scalar statistic ``statistic`` tends to the prediction; error
+        ``|x - L|`` decays like ``T^-rate`` (``rate=None``: consistency only).
+      * ``"distance"``: Kolmogorov distance between the sample array ``statistic`` and the
+        law ``cdf(params, scale)``; tends to 0 like ``T^-rate``.
+      * ``"exact"``: ``|x - L| <= tolerance(T, m)`` for every replicate (round-off bound).
+      * ``"matching"``: the spectrum ``statistic`` equals ``predicted_spectrum(m, scale)`` up
+        to ``tolerance(T, m)`` after an optimal matching.
+    """
+
+    prediction: str
+    statistic: str
+    kind: Literal["limit", "distance", "exact", "matching"]
+    rate: float | None = None
+    rate_status: str = ""
+    rate_note: str = ""
+    cdf: Callable[[Mapping[str, float], float], Callable[[np.ndarray], np.ndarray]] | None = None
+    tolerance: Callable[[int, Mapping[str, object]], float] | None = None
+    tolerance_note: str = ""
+    predicted_spectrum: Callable[[Mapping[str, object], float], np.ndarray] | None = None
+    asserted: bool = True  # False: recorded and shown, never counted as pass or fail
+    record_note: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.prediction}:{self.statistic}" if self.kind == "distance" else self.prediction
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A sweep: sizes (geometric) and replicates per size."""
+
+    sizes: tuple[int, ...]
+    replicates: int
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    title: str
+    predictions: tuple[Prediction, ...]
+    checks: tuple[Check, ...]
+    parameters: tuple[str, ...]
+    experiment: str
+    references: tuple[str, ...]
+    profiles: Mapping[str, Profile]
+    fixed_parameters: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return weakest_status(p.status for p in self.predictions)
+
+    def prediction(self, name: str) -> Prediction:
+        for p in self.predictions:
+            if p.name == name:
+                return p
+        raise KeyError(f"claim {self.id} has no prediction {name!r}")
+
+    def resolve(self, overrides: Mapping[str, object] | None = None) -> dict[str, float | int]:
+        """Defaults for this claim's parameters, updated by validated ``overrides``."""
+        values = {name: defaults()[name] for name in self.parameters}
+        values.update(self.fixed_parameters)
+        values.update(validate_parameters(overrides or {}, self.parameters))
+        return values
+
+    def exact_parameters(self, values: Mapping[str, float | int]) -> dict[str, sp.Expr]:
+        return {name: exact(name, v) for name, v in values.items() if name in PARAMETERS}
+
+    def predict(self, values: Mapping[str, float | int]) -> dict[str, sp.Expr]:
+        """Every prediction as an exact sympy expression at ``values``."""
+        ex = self.exact_parameters(values)
+        return {p.name: p.formula(ex) for p in self.predictions}
+
+    def predict_numbers(self, values: Mapping[str, float | int], digits: int = 17) -> dict[str, float]:
+        return {k: float(sp.N(v, digits)) for k, v in self.predict(values).items()}
+
+    def statement(self, values: Mapping[str, float | int] | None = None) -> sp.Tuple:
+        """All predictions as one sympy tuple of equations, at symbolic parameters by default."""
+        if values is None:
+            params = {name: PARAMETERS[name].symbol for name in self.parameters}
+        else:
+            params = self.exact_parameters(values)
+        return sp.Tuple(*(p.statement(params) for p in self.predictions))
+
+    def statement_latex(self, values: Mapping[str, float | int] | None = None) -> str:
+        names = {sp.Symbol(p.name): p.quantity for p in self.predictions}
+        names.update({PARAMETERS[n].symbol: PARAMETERS[n].latex for n in self.parameters})
+        return r",\quad ".join(sp.latex(eq, symbol_names=names) for eq in self.statement(values))
+

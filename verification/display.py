@@ -1,0 +1,114 @@
+"""Human-readable output: a progress display on long sweeps and the verdict table (rich)."""
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from typing import Mapping, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgress, TextColumn, \
+    TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+__all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nullcontext"]
+
+console = Console(stderr=False, width=None if sys.stdout.isatty() else 150)
+_err = Console(stderr=True)
+
+_VERDICT_WORDS = {
+    ("pass", "theorem"): "verified", ("pass", "derived"): "verified",
+    ("pass", "conjecture"): "supported (conjecture)", ("pass", "empirical"): "reproduced",
+}
+
+
+def verdict_word(verdict: str, status: str) -> str:
+    return _VERDICT_WORDS.get((verdict, status), verdict)
+
+
+class Progress:
+    """One bar per claim: replicates sampled out of those missing from the store."""
+
+    def __init__(self) -> None:
+        self._bar = _RichProgress(TextColumn("{task.description}"), BarColumn(),
+                                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                  console=_err, transient=False)
+        self._task = None
+
+    def __enter__(self):
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._bar.__exit__(*exc)
+
+    def start(self, claim: str, todo: int, total: int) -> None:
+        reused = total - todo
+        label = f"{claim}" + (f" ({reused} reused)" if reused else "")
+        self._task = self._bar.add_task(label, total=max(todo, 1), completed=0 if todo else 1)
+
+    def advance(self, task, seconds: float) -> None:
+        self._bar.advance(self._task)
+
+
+def claims_table(rows: Sequence[Mapping]) -> None:
+    t = Table(title="Claims", box=box.SIMPLE_HEAVY)
+    for col in ("id", "status", "statement"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["id"], r["status"], r["statement"])
+    console.print(t)
+
+
+def predictions_table(out: Mapping, statuses: Mapping[str, str]) -> None:
+    t = Table(title=f"{out['claim']} ({out['status']}) at "
+                    + ", ".join(f"{k}={v:g}" for k, v in out["parameters"].items()),
+              box=box.SIMPLE_HEAVY)
+    t.add_column("prediction"), t.add_column("value", justify="right"), t.add_column("status")
+    for k, v in out["predictions"].items():
+        t.add_row(k, f"{v:.10g}", statuses[k])
+    console.print(t)
+
+
+def _fmt(x, digits=4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def verdict_table(results, opts) -> None:
+    """Per check: prediction, measured at the largest size, fitted exponent, verdict."""
+    t = Table(title=f"Verdicts (root seed {opts.seed}, profile {opts.profile}"
+                    + (f", perturbed by {opts.perturb:+g}" if opts.perturb else "") + ")",
+              box=box.SIMPLE_HEAVY, show_lines=False)
+    for col, j in (("claim", "left"), ("check", "left"), ("status", "left"),
+                   ("predicted", "right"), ("T max", "right"), ("measured ± se", "right"),
+                   ("rate: stated / fitted", "right"), ("verdict", "left")):
+        t.add_column(col, justify=j)
+    for res in results:
+        for i, c in enumerate(res.checks):
+            last = c.rows[-1]
+            measured = (f"{last.error:.2e} (residual)" if c.kind in ("exact", "matching") else
+                        f"D={last.error:.4f}±{last.error_se:.4f}" if c.kind == "distance" else
+                        f"{last.mean:.5g}±{last.se:.2g}")
+            rate = ("exact" if c.kind in ("exact", "matching") else
+                    "none" if c.rate is None else
+                    f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}")
+            style = {"pass": "green", "fail": "bold red"}.get(c.verdict, "yellow")
+            t.add_row(res.claim if i == 0 else "", c.label, c.status,
+                      "law" if c.kind == "distance" else _fmt(c.predicted, 6), str(last.T),
+                      measured, rate, f"[{style}]{verdict_word(c.verdict, c.status)}[/]")
+        t.add_section()
+    console.print(t)
+    for res in results:
+        passed = {"theorem": "[green]VERIFIED[/]", "derived": "[green]VERIFIED[/]",
+                  "conjecture": "[green]SUPPORTED[/] (includes a conjecture: not a theorem)",
+                  "empirical": "[green]REPRODUCED[/] (empirical law)"}[res.status]
+        word = {"pass": passed, "fail": "[bold red]FAILED[/]",
+                "flaky": "[yellow]FLAKY[/] (did not recur on replay)"}.get(res.verdict, res.verdict)
+        console.print(f"{res.claim} ({res.status}): {word}")
+        for c in res.failed:
+            console.print(f"  - {c.label}: {c.reason}")
+        if res.replay:
+            console.print(f"  replayed with root seed {res.replay['root_seed']}: "
+                          f"{res.replay['verdict']}")
+    console.print("Rules: " + "; ".join(__import__("verification.verdict", fromlist=["RULES"]).RULES),
+                  style="dim")

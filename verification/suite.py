@@ -1,0 +1,132 @@
+"""Verify claims end to end: plan, sample (resumably), judge, replay failures once.
+
+A failure is replayed once on a fresh root seed derived from the recorded one; a failure
+that does not recur is reported as ``flaky`` (a statistical false alarm), one that recurs
+stays ``fail`` (as hypothesis does with ``FlakyFailure``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from verification.claims import Claim, Profile
+from verification.registry import get_claim
+from verification.runner import default_executor, plan, replay_seed, sweep
+from verification.store import Store, code_version, parameters_key
+from verification.verdict import (
+    DEFAULT_LEVEL,
+    RULES,
+    ClaimResult,
+    Variant,
+    count_tests,
+    judge_claim,
+)
+
+__all__ = ["RunOptions", "verify", "results_json", "reproduce_command"]
+
+
+@dataclass
+class RunOptions:
+    claims: Sequence[str]
+    profile: str = "standard"
+    sizes: Sequence[int] | None = None
+    replicates: int | None = None
+    seed: int = 20250713
+    overrides: Mapping[str, float] = field(default_factory=dict)
+    perturb: float = 0.0
+    workers: int = 1
+    level: float = DEFAULT_LEVEL
+    replay: bool = True
+
+
+def _profile(claim: Claim, opts: RunOptions) -> Profile:
+    base = claim.profiles[opts.profile]
+    return Profile(tuple(sorted(opts.sizes)) if opts.sizes else base.sizes,
+                   opts.replicates or base.replicates)
+
+
+def _params_for(claim: Claim, overrides: Mapping[str, float]) -> dict[str, float]:
+    return claim.resolve({k: v for k, v in overrides.items() if k in claim.parameters})
+
+
+def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
+                      overrides: Mapping[str, float], perturb: float) -> str:
+    parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
+             "--replicates", str(replicates), "--seed", str(seed)]
+    for k, v in sorted(overrides.items()):
+        parts += ["--set", f"{k}={v!r}"]
+    if perturb:
+        parts += ["--perturb", repr(perturb)]
+    return shlex.join(parts)
+
+
+def _sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
+            executor: Executor, progress) -> dict:
+    version = code_version()
+    tasks = plan(store, claim.id, claim.experiment, params, profile.sizes, profile.replicates,
+                 seed, version)
+    if progress:
+        progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
+    sweep(store, tasks, executor, on_done=(progress.advance if progress else None))
+    return store.load(claim.id, parameters_key(params), seed, version, profile.sizes,
+                      profile.replicates)
+
+
+def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
+           progress=None) -> list[ClaimResult]:
+    """Run and judge every claim in ``opts.claims``; returns one result per claim."""
+    claims = [get_claim(c) for c in opts.claims]
+    profiles = {c.id: _profile(c, opts) for c in claims}
+    params = {c.id: _params_for(c, opts.overrides) for c in claims}
+    tests = count_tests(claims, {c.id: len(profiles[c.id].sizes) for c in claims})
+    from verification.inference import two_sided_quantile
+
+    q = two_sided_quantile(opts.level, tests)
+    variant = Variant(name="as stated" if not opts.perturb else f"perturbed by {opts.perturb:+g}",
+                      scale=1.0 + opts.perturb)
+    own = executor is None
+    executor = executor or default_executor(opts.workers)
+    results = []
+    try:
+        for claim in claims:
+            prof = profiles[claim.id]
+            data = _sample(store, claim, params[claim.id], prof, opts.seed, executor, progress)
+            result = judge_claim(claim, data, params[claim.id], q=q, root_seed=opts.seed,
+                                 variant=variant)
+            if result.verdict == "fail" and opts.replay:
+                again_seed = replay_seed(opts.seed)
+                again = _sample(store, claim, params[claim.id], prof, again_seed, executor, progress)
+                replay = judge_claim(claim, again, params[claim.id], q=q, root_seed=again_seed,
+                                     variant=variant)
+                result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
+                                 "failed": [c.label for c in replay.failed]}
+                if replay.verdict != "fail":
+                    result.verdict = "flaky"
+            for check in result.failed:
+                T = check.failing_size or prof.sizes[-1]
+                sizes = [s for s in prof.sizes if s <= T]
+                check.reason += "; reproduce: " + reproduce_command(
+                    claim.id, sizes, prof.replicates, opts.seed,
+                    {k: v for k, v in opts.overrides.items() if k in claim.parameters},
+                    opts.perturb)
+            results.append(result)
+    finally:
+        if own:
+            executor.shutdown(cancel_futures=True)
+    return results
+
+
+def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:
+    """The run as plain data (what ``--json`` writes and the store keeps)."""
+    return {
+        "root_seed": opts.seed,
+        "profile": opts.profile,
+        "perturb": opts.perturb,
+        "level": opts.level,
+        "code_version": code_version(),
+        "rules": list(RULES),
+        "claims": [dataclasses.asdict(r) for r in results],
+    }
