@@ -116,8 +116,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="PATH")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
     r.add_argument("--quiet", action="store_true", help="no progress display")
-    r.add_argument("--report", action="store_true",
-                   help="write tables and figures under reports/ after the run")
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)
@@ -191,10 +189,6 @@ def _cmd_run(args) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(payload, indent=2, sort_keys=True))
-    if args.report:
-        from reports import build
-
-        build.report_from_results(payload, out=Path("reports"))
     return EXIT_FAIL if any(r.verdict in ("fail", "flaky") for r in results) else EXIT_OK
 
 

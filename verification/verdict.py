@@ -110,6 +110,7 @@ class ClaimResult:
     root_seed: int
     variant: str = "as stated"
     replay: dict | None = None
+    q: float = 0.0  # the Bonferroni quantile the verdicts used
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -270,4 +271,4 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
     return ClaimResult(claim=claim.id, status=claim.status, verdict=verdict, checks=results,
                        parameters=dict(params), sizes=sizes,
                        replicates=min(len(v) for v in data.values()), root_seed=root_seed,
-                       variant=variant.name)
+                       variant=variant.name, q=q)
