@@ -20,8 +20,8 @@ MAX_T = 16384
 DEFAULT_STORE = "reports/gapverify.sqlite"
 
 
-class UsageError(ValueError):
-    """Bad command-line input: reported on one line, exit code 2."""
+class UsageError(argparse.ArgumentTypeError, ValueError):
+    """Bad command-line input: reported on one line, exit code 2 (argparse keeps the text)."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,42 @@
+"""tests for numerics/statistics.py: cheap statistics agree with full decompositions."""
+import numpy as np
+import pytest
+
+from numerics.samplers import LogNormalEntries, remove_outlier
+from numerics.statistics import (
+    LANCZOS_TOL,
+    gram_stable_rank,
+    stable_rank,
+    top_eigenvalues,
+    top_singular_values,
+)
+
+
+@pytest.fixture(scope="module")
+def A():
+    return LogNormalEntries().markov(np.random.default_rng([5, 300]), 300)
+
+
+def test_top_singular_values_match_full_svd(A):
+    full = np.linalg.svd(A, compute_uv=False)
+    np.testing.assert_allclose(top_singular_values(A, 2), full[:2], rtol=10 * LANCZOS_TOL)
+    np.testing.assert_allclose(top_singular_values(remove_outlier(A), 1), full[1:2] * 0 +
+                               np.linalg.svd(remove_outlier(A), compute_uv=False)[:1],
+                               rtol=10 * LANCZOS_TOL)
+
+
+def test_stable_ranks_match_their_definitions(A):
+    s = np.linalg.svd(A, compute_uv=False)
+    assert stable_rank(A) == pytest.approx(np.sum(s**2) / s[0] ** 2, rel=1e-9)
+    X = A @ np.random.default_rng([6]).standard_normal((300, 420))
+    sx = np.linalg.svd(X, compute_uv=False)
+    assert gram_stable_rank(X) == pytest.approx(np.sum(sx**4) / sx[0] ** 4, rel=1e-9)
+    assert gram_stable_rank(X.T) == pytest.approx(np.sum(sx**4) / sx[0] ** 4, rel=1e-9)
+
+
+def test_top_eigenvalues_find_perron_root_and_second(A):
+    ev = np.linalg.eigvals(A)
+    ev = ev[np.argsort(-np.abs(ev))]
+    got = top_eigenvalues(A, 2)
+    assert got[0].real == pytest.approx(1.0, abs=1e-9)
+    assert abs(got[1]) == pytest.approx(abs(ev[1]), rel=1e-8)
