@@ -40,9 +40,11 @@ def frobenius_sq(M: np.ndarray) -> float:
 
 
 def _start_vector(M: np.ndarray) -> np.ndarray:
-    # deterministic ARPACK start vector: results never depend on hidden global state
+    # deterministic ARPACK start vector v_i = 1 + sin(i): not orthogonal to the Perron
+    # direction 1, nor inside the kernel of Aperp (Aperp 1 = 0), and no hidden RNG state
     n = min(M.shape)
-    return np.ones(n) / np.sqrt(n)
+    v = 1.0 + np.sin(np.arange(n))
+    return v / np.linalg.norm(v)
 
 
 def top_singular_values(M: np.ndarray, k: int = 1) -> np.ndarray:

@@ -1,0 +1,490 @@
+r"""Attention-only networks at initialisation: forward passes and per-layer statistics.
+
+One head, no LayerNorm, no skip connection (THEORY.md, "Notation and model"):
+
+.. math::
+
+    X_\ell = A_\ell X_{\ell-1} W_\ell,\qquad
+    X_0 X_0^\top = I_T,\qquad (W_\ell)_{ab} \overset{iid}{\sim} N(0, \sigma_V^2),
+
+with ``X0`` the first ``T`` rows of a Haar-orthogonal ``d x d`` matrix and ``A_l`` one of
+
+* the *Markov surrogate*: :math:`A_\ell = \mathrm{softmax}(M_\ell)`,
+  :math:`M_\ell` i.i.d. :math:`N(\mu, s^2)`, independent of everything else;
+* *merged key-query* attention: :math:`A_\ell = \mathrm{softmax}(X_{\ell-1} W^{QK}_\ell
+  X_{\ell-1}^\top)`, :math:`W^{QK}_\ell` i.i.d. :math:`N(0, s^2)`;
+* *separate key-query* attention: :math:`A_\ell = \mathrm{softmax}(X_{\ell-1} W^Q_\ell
+  W^{K\top}_\ell X_{\ell-1}^\top / \sqrt{d_{qk}})`, with Gaussian (``sQ^2 sK^2 = s^2``)
+  or Xavier (variance :math:`2/(d + d_{qk})`) key and query weights,
+
+and, with the fix, :math:`A_\ell^\perp = A_\ell - \tfrac1T \mathbf 1 \mathbf 1^\top` at
+every layer. Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
+both :math:`X_\ell` and :math:`\Sigma_\ell = X_\ell X_\ell^\top` (claims
+``depth.stable_rank``, ``depth.frobenius``, ``width.stable_rank``, ``kq.attention``).
+
+Randomness comes only from the :class:`numpy.random.Generator` passed in.
+
+References
+----------
+.. [1] A. Naderi, T. Nait Saada, J. Tanner, "Mind the Gap: a Spectral Analysis of Rank
+   Collapse and Signal Propagation in Attention Layers", ICML 2025, arXiv:2410.07799.
+.. [2] C. Bordenave, P. Caputo, D. Chafai, "Circular law theorem for random Markov
+   matrices", PTRF 152 (2012), arXiv:0808.1502.
+.. [3] X. Glorot, Y. Bengio, "Understanding the difficulty of training deep feedforward
+   neural networks", AISTATS 2010 (Xavier initialisation).
+.. [4] R. B. Lehoucq, D. C. Sorensen, C. Yang, "ARPACK Users' Guide", SIAM 1998
+   (implicitly restarted Lanczos, used for the top singular value).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from numerics.samplers import (
+    LogNormalEntries,
+    gaussian_matrix,
+    isometric_input,
+    remove_outlier,
+    softmax_rows,
+)
+from numerics.statistics import frobenius_sq, top_singular_values
+
+__all__ = [
+    "ATTENTIONS",
+    "INITS",
+    "NetworkConfig",
+    "NetworkTrace",
+    "LogitMoments",
+    "attention_logits",
+    "attention_matrix",
+    "forward",
+    "first_layer_logits",
+    "logit_moments",
+]
+
+#: Attention mechanisms understood by :class:`NetworkConfig`.
+ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate")
+#: Key/query initialisations understood by :class:`NetworkConfig`.
+INITS: tuple[str, ...] = ("gaussian", "xavier")
+
+_LOG2 = math.log(2.0)
+#: Largest representable logit scale: ``exp(2 log c)`` with ``2 log c`` above this overflows.
+_MAX_LOG_FLOAT = math.log(np.finfo(float).max)
+
+
+# --------------------------------------------------------------------------------------
+# Stable ranks of a layer (helpers of numerics.statistics)
+# --------------------------------------------------------------------------------------
+def _layer_stable_ranks(X: np.ndarray) -> tuple[float, float]:
+    r"""Both stable ranks of ``X`` from one top singular value and one Gram matrix.
+
+    .. math::
+
+        \mathrm{sr}(X) = \frac{\|X\|_F^2}{s_1^2},\qquad
+        \mathrm{sr}(X X^\top) = \frac{\sum_i s_i^4}{s_1^4} = \frac{\|G\|_F^2}{s_1^4},
+
+    ``G`` the smaller of :math:`X X^\top`, :math:`X^\top X` (same nonzero spectrum
+    :math:`s_i^2`). One Lanczos for :math:`s_1` (:func:`numerics.statistics.top_singular_values`,
+    ``O(m n)`` per iteration [4]_) and ``O(m n min(m, n))`` for ``G``; no SVD.
+    Returns ``(sr_X, sr_Sigma)``.
+    """
+    s1 = float(top_singular_values(X, 1)[0])
+    G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # smaller Gram, eigenvalues s_i^2
+    return frobenius_sq(X) / s1**2, frobenius_sq(G) / s1**4  # ||X||_F^2/s1^2, ||G||_F^2/s1^4
+
+
+# --------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------
+def _as_int(name: str, value: object, low: int, high: float = math.inf, what: str = "") -> int:
+    """``value`` as an ``int`` in ``[low, high]``, or a ValueError naming the parameter."""
+    rng_text = f"integers >= {low}" + ("" if math.isinf(high) else f" and <= {int(high)}")
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"parameter '{name}'{what} must be one of the {rng_text}, got {value!r}")
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(
+            f"parameter '{name}'{what} must be one of the {rng_text}, got {value!r}"
+        ) from None
+    if number < low or number > high:
+        raise ValueError(f"parameter '{name}'{what} must be one of the {rng_text}, got {value!r}")
+    return int(number)
+
+
+def _as_float(name: str, value: object, positive: bool, what: str = "") -> float:
+    """``value`` as a finite float (positive if asked), or a ValueError naming the parameter."""
+    interval = "(0, inf)" if positive else "(-inf, inf)"
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"parameter '{name}'{what} must be a real number in {interval}, got {value!r}"
+        ) from None
+    if not math.isfinite(number) or (positive and number <= 0.0):
+        raise ValueError(f"parameter '{name}'{what} must be in {interval}, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    r"""Parameters of an attention-only network :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`.
+
+    Fields (validated on construction; a ValueError names the parameter and its range):
+
+    ``T`` tokens (integer >= 2); ``d`` width (integer >= T, so that
+    :math:`X_0 X_0^\top = I_T` is possible; :math:`\gamma = T/d`); ``depth`` number of
+    layers ``L`` (1..64); ``attention`` one of :data:`ATTENTIONS`; ``init`` key/query
+    initialisation, one of :data:`INITS` (``"xavier"`` only with ``"kq_separate"``);
+    ``fixed`` use :math:`A^\perp = A - \tfrac1T \mathbf 1\mathbf 1^\top` at every layer;
+    ``s2`` logit variance :math:`s^2 > 0` (Markov) or key-query weight variance
+    (:math:`\mathrm{Var}\,W^{QK} = s^2`, :math:`s_Q^2 s_K^2 = s^2`); ``mu`` logit mean of
+    the Markov surrogate (softmax is shift invariant row-wise, so ``mu`` does not change
+    ``A``); ``sigma_V`` value-weight standard deviation :math:`> 0`; ``d_qk`` key/query
+    head width (integer >= 1, ``kq_separate`` only).
+
+    Defaults are the paper's code [1]_: :math:`\mu = -\tfrac12\log 2`, :math:`s^2 = \log 2`
+    (so :math:`\kappa^2 = e^{s^2} - 1 = 1`), :math:`\sigma_V = 1`, :math:`d_{qk} = 64`.
+    """
+
+    T: int
+    d: int
+    depth: int
+    attention: str = "markov"
+    init: str = "gaussian"
+    fixed: bool = False
+    s2: float = _LOG2
+    mu: float = -_LOG2 / 2
+    sigma_V: float = 1.0
+    d_qk: int = 64
+
+    def __post_init__(self) -> None:
+        """Validate every field and store it normalised (``int``/``float``/``bool``)."""
+        T = _as_int("T", self.T, 2, what=" (number of tokens)")
+        d = _as_int("d", self.d, T, what=f" (width; needs d >= T = {T} for an isometric input)")
+        depth = _as_int("depth", self.depth, 1, 64, what=" (number of layers)")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(
+                f"parameter 'attention' must be one of {', '.join(map(repr, ATTENTIONS))}, "
+                f"got {self.attention!r}"
+            )
+        if self.init not in INITS:
+            raise ValueError(
+                f"parameter 'init' must be one of {', '.join(map(repr, INITS))}, got {self.init!r}"
+            )
+        if self.init == "xavier" and self.attention != "kq_separate":
+            raise ValueError(
+                "parameter 'init' may be 'xavier' only with attention='kq_separate' "
+                f"(Xavier initialises W^Q, W^K), got attention={self.attention!r}"
+            )
+        if not isinstance(self.fixed, (bool, np.bool_)):
+            raise ValueError(f"parameter 'fixed' must be True or False, got {self.fixed!r}")
+        s2 = _as_float("s2", self.s2, True, " (logit variance)")
+        mu = _as_float("mu", self.mu, False, " (logit mean)")
+        sigma_V = _as_float("sigma_V", self.sigma_V, True, " (value-weight standard deviation)")
+        d_qk = _as_int("d_qk", self.d_qk, 1, what=" (key/query head width)")
+        for name, value in (("T", T), ("d", d), ("depth", depth), ("s2", s2), ("mu", mu),
+                            ("sigma_V", sigma_V), ("d_qk", d_qk), ("fixed", bool(self.fixed))):
+            object.__setattr__(self, name, value)
+
+    @property
+    def gamma(self) -> float:
+        r""":math:`\gamma = T / d \in (0, 1]`."""
+        return self.T / self.d
+
+    @property
+    def kappa2(self) -> float:
+        r""":math:`\kappa^2 = e^{s^2} - 1` (softmax Markov entries; ``softmax.kappa``)."""
+        return math.expm1(self.s2)
+
+    @classmethod
+    def from_gamma(cls, T: int, gamma: float, depth: int, **kwargs: object) -> "NetworkConfig":
+        r"""Config with width :math:`d = \mathrm{round}(T / \gamma)`, :math:`\gamma \in (0, 1]`."""
+        g = _as_float("gamma", gamma, True, " (ratio T/d)")
+        if g > 1.0:
+            raise ValueError(f"parameter 'gamma' (ratio T/d) must be in (0, 1], got {gamma!r}")
+        T_int = _as_int("T", T, 2, what=" (number of tokens)")
+        return cls(T=T_int, d=max(T_int, round(T_int / g)), depth=depth, **kwargs)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------
+def _kq_logits_unit(rng: np.random.Generator, X: np.ndarray, attention: str, init: str,
+                    s2: float, d_qk: int) -> np.ndarray:
+    r"""Key-query logits of ``X`` before the overall scale: draws the weights of one layer.
+
+    merged: :math:`X W^{QK} X^\top`, :math:`W^{QK}` ``d x d`` i.i.d. :math:`N(0, s^2)`,
+    cost ``O(T d^2 + T^2 d)``; separate: :math:`(X W^Q)(X W^K)^\top/\sqrt{d_{qk}}`, cost
+    ``O(T d d_qk + T^2 d_qk)``, weights i.i.d. :math:`N(0, s)` each (variances
+    :math:`s_Q^2 = s_K^2 = s`, so :math:`s_Q^2 s_K^2 = s^2`) or Xavier
+    :math:`N(0, 2/(d + d_{qk}))` [3]_.
+    Draw order: ``W^QK``; or ``W^Q`` then ``W^K``.
+    """
+    d = X.shape[1]
+    if attention == "kq_merged":
+        W_qk = gaussian_matrix(rng, d, d, math.sqrt(s2))  # W^QK_ab ~ N(0, s^2)
+        return (X @ W_qk) @ X.T  # M = X W^QK X^T
+    std = math.sqrt(2.0 / (d + d_qk)) if init == "xavier" else s2**0.25  # Xavier or sQ = sK = s^{1/2}
+    W_q = gaussian_matrix(rng, d, d_qk, std)
+    W_k = gaussian_matrix(rng, d, d_qk, std)
+    return (X @ W_q) @ (X @ W_k).T / math.sqrt(d_qk)  # M = X W^Q W^K^T X^T / sqrt(d_qk)
+
+
+def attention_logits(rng: np.random.Generator, config: NetworkConfig,
+                     X_prev: np.ndarray | None = None, log_scale: float = 0.0) -> np.ndarray:
+    r"""Logits :math:`M_\ell` of one layer (``T x T``), drawing that layer's weights.
+
+    .. math::
+
+        M_\ell = \begin{cases}
+          N(\mu, s^2)\ \text{i.i.d.} & \text{Markov surrogate}\\
+          c^2\, \hat X W^{QK} \hat X^\top & \text{merged}\\
+          c^2\, \hat X W^Q W^{K\top} \hat X^\top / \sqrt{d_{qk}} & \text{separate}
+        \end{cases}
+        \qquad X_{\ell-1} = c\,\hat X,\quad c = e^{\texttt{log\_scale}} .
+
+    ``X_prev`` is :math:`\hat X` (the previous layer up to the positive scalar ``c``,
+    which :func:`forward` divides out to stay in floating-point range) and is ignored by
+    the Markov surrogate. Raises OverflowError if :math:`c^2` exceeds float64 range (the
+    model's logits themselves overflow). Cost: ``O(T^2)`` (Markov), ``O(T d^2 + T^2 d)``
+    (merged), ``O(T d d_qk + T^2 d_qk)`` (separate). Reference: [1]_, Prop. 1.
+    """
+    T = config.T
+    if config.attention == "markov":
+        return LogNormalEntries(mu=config.mu, s2=config.s2).logits(rng, (T, T))  # M_ij ~ N(mu, s2)
+    if X_prev is None:
+        raise ValueError("parameter 'X_prev' is required for key-query attention")
+    X_prev = np.asarray(X_prev, dtype=float)
+    if X_prev.shape != (T, config.d):
+        raise ValueError(
+            f"parameter 'X_prev' must have shape (T, d) = {(T, config.d)}, got {X_prev.shape}"
+        )
+    if 2.0 * log_scale > _MAX_LOG_FLOAT:
+        raise OverflowError(
+            f"key-query logits scale exp(2 * {log_scale:.4g}) exceeds float64 range: the "
+            "unnormalised network's logits overflow at this depth"
+        )
+    M = _kq_logits_unit(rng, X_prev, config.attention, config.init, config.s2, config.d_qk)
+    M *= math.exp(2.0 * log_scale)  # logits of X_{l-1} = c X_hat scale by c^2
+    if not np.all(np.isfinite(M)):
+        raise FloatingPointError("non-finite key-query logits (float64 overflow)")
+    return M
+
+
+def attention_matrix(rng: np.random.Generator, config: NetworkConfig,
+                     X_prev: np.ndarray | None = None, log_scale: float = 0.0) -> np.ndarray:
+    r"""One layer's attention :math:`A_\ell = \mathrm{softmax}_{\text{rows}}(M_\ell)` (not fixed).
+
+    .. math:: (A_\ell)_{ij} = \frac{e^{(M_\ell)_{ij}}}{\sum_k e^{(M_\ell)_{ik}}},\qquad
+              A_\ell \mathbf 1 = \mathbf 1,
+
+    with :math:`M_\ell` from :func:`attention_logits` (see there for ``X_prev`` and
+    ``log_scale``). The fix :math:`A - \tfrac1T\mathbf 1\mathbf 1^\top` is applied by
+    :func:`forward`, not here. Cost of the softmax ``O(T^2)`` plus the logits'.
+    References: [1]_, [2]_.
+    """
+    return softmax_rows(attention_logits(rng, config, X_prev, log_scale))
+
+
+# --------------------------------------------------------------------------------------
+# Forward pass
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NetworkTrace:
+    r"""Per-layer statistics of one forward pass; arrays have length ``depth``, entry
+    ``l - 1`` for layer ``l``.
+
+    ``sr_X``: :math:`\mathrm{sr}(X_\ell) = \|X_\ell\|_F^2 / \|X_\ell\|_2^2`.
+    ``sr_Sigma``: :math:`\mathrm{sr}(\Sigma_\ell) = \sum_i s_i^4 / s_1^4`,
+    :math:`\Sigma_\ell = X_\ell X_\ell^\top`.
+    ``sr_X_over_T``, ``sr_Sigma_over_T``: the same divided by ``T``.
+    ``frob_A_product``: :math:`\|A_\ell \cdots A_1\|_F^2` (the fixed
+    :math:`A^\perp`'s when ``config.fixed``).
+    ``frob_A_product_scaled``: :math:`T^{\ell-1} \|A_\ell \cdots A_1\|_F^2`.
+    ``log_frob_X``: :math:`\log \|X_\ell\|_F` (the scalar divided out each layer).
+
+    With ``keep_matrices=True``: ``X0`` (``T x d``), ``As`` (the ``A_l`` actually used,
+    fixed ones if ``fixed``), ``Ws`` (the value weights) and ``X_normalised``
+    (:math:`\hat X_\ell = X_\ell / \|X_\ell\|_F`); otherwise ``None``.
+    """
+
+    config: NetworkConfig
+    sr_X: np.ndarray
+    sr_Sigma: np.ndarray
+    frob_A_product: np.ndarray
+    frob_A_product_scaled: np.ndarray
+    sr_X_over_T: np.ndarray
+    sr_Sigma_over_T: np.ndarray
+    log_frob_X: np.ndarray
+    X0: np.ndarray | None = field(default=None, repr=False)
+    As: list[np.ndarray] | None = field(default=None, repr=False)
+    Ws: list[np.ndarray] | None = field(default=None, repr=False)
+    X_normalised: list[np.ndarray] | None = field(default=None, repr=False)
+
+
+def forward(rng: np.random.Generator, config: NetworkConfig,
+            keep_matrices: bool = False) -> NetworkTrace:
+    r"""One forward pass :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`, ``l = 1..depth``.
+
+    .. math::
+
+        X_\ell = A_\ell \cdots A_1\, X_0\, W_1 \cdots W_\ell \quad(\text{Markov surrogate}),
+        \qquad
+        \mathrm{sr}(X_\ell) = \frac{\|X_\ell\|_F^2}{\|X_\ell\|_2^2},\quad
+        \mathrm{sr}(\Sigma_\ell) = \frac{\sum_i s_i(X_\ell)^4}{s_1(X_\ell)^4} .
+
+    Draw order: ``X0``; then per layer the attention randomness (Markov logits, or the
+    key-query weights) followed by ``W_l``. Changing ``fixed`` alone keeps every draw.
+
+    Scaling: entries of :math:`X_\ell` grow like :math:`(\sigma_V \sqrt d)^\ell`; each
+    layer is divided by the scalar :math:`\|X_\ell\|_F` (kept in ``log_frob_X``), which
+    leaves the stable ranks unchanged (they are scale free) and is put back into the
+    key-query logits (:math:`M_\ell` uses the true :math:`X_{\ell-1}`), so the network is
+    exactly the unnormalised one. The product :math:`A_\ell \cdots A_1` is tracked
+    unnormalised (one ``T x T`` matmul per layer): :math:`\|\cdot\|_F^2 \le T` for
+    products of Markov matrices, about :math:`\kappa^{2\ell} T^{1-\ell}` with the fix,
+    within float64 range for ``depth <= 64``.
+
+    Cost per layer ``O(T^2 d + T d^2 + T^3)`` (matmuls and Gram matrix), plus the
+    key-query logits (``O(T d^2)`` merged) and one Lanczos for :math:`s_1(X_\ell)`
+    (:func:`numerics.statistics.top_singular_values`); total
+    ``O(L (T d^2 + T^3))``. References: [1]_ (rank collapse in depth and width).
+    """
+    if not isinstance(config, NetworkConfig):
+        raise ValueError(f"parameter 'config' must be a NetworkConfig, got {type(config).__name__}")
+    T, d, L = config.T, config.d, config.depth
+    X0 = isometric_input(rng, T, d)  # X0 X0^T = I_T
+    X_hat, log_c = X0, 0.0  # X_{l-1} = e^{log_c} X_hat
+    P: np.ndarray | None = None  # A_l ... A_1 (A_1 itself at l = 1: no identity matmul)
+    stats = {k: np.empty(L) for k in ("sr_X", "sr_Sigma", "frob", "log_frob_X")}
+    As: list[np.ndarray] = []
+    Ws: list[np.ndarray] = []
+    Xn: list[np.ndarray] = []
+    for ell in range(L):
+        A = attention_matrix(rng, config, X_hat, log_c)
+        if config.fixed:
+            A = remove_outlier(A)  # A^perp = A - 11^T / T
+        W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
+        Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)
+        nrm = float(np.linalg.norm(Y))
+        if nrm == 0.0 or not math.isfinite(nrm):
+            raise FloatingPointError(f"||X_{ell + 1}||_F is {nrm}: cannot normalise")
+        X_hat = Y / nrm  # ||X_hat||_F = 1
+        log_c += math.log(nrm)  # log ||X_l||_F
+        P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
+        stats["sr_X"][ell], stats["sr_Sigma"][ell] = _layer_stable_ranks(X_hat)
+        stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
+        stats["log_frob_X"][ell] = log_c
+        if keep_matrices:
+            As.append(A)
+            Ws.append(W)
+            Xn.append(X_hat)
+    scaled = stats["frob"] * float(T) ** np.arange(L)  # T^{l-1} ||A_l...A_1||_F^2
+    return NetworkTrace(
+        config=config,
+        sr_X=stats["sr_X"],
+        sr_Sigma=stats["sr_Sigma"],
+        frob_A_product=stats["frob"],
+        frob_A_product_scaled=scaled,
+        sr_X_over_T=stats["sr_X"] / T,
+        sr_Sigma_over_T=stats["sr_Sigma"] / T,
+        log_frob_X=stats["log_frob_X"],
+        X0=X0 if keep_matrices else None,
+        As=As if keep_matrices else None,
+        Ws=Ws if keep_matrices else None,
+        X_normalised=Xn if keep_matrices else None,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# First-layer key-query diagnostics
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LogitMoments:
+    r"""Pooled sample moments of first-layer logits over ``replicates`` independent draws.
+
+    ``mean``, ``var`` (:math:`m_2`, about the pooled mean), ``excess_kurtosis``
+    (:math:`m_4 / m_2^2 - 3`), ``n`` (number of logits pooled, ``replicates * T^2``), and
+    delete-one-replicate jackknife standard errors ``se_mean``, ``se_var``,
+    ``se_excess_kurtosis`` (``nan`` when ``replicates == 1``). The jackknife over
+    independent replicates is valid although logits within one draw are dependent.
+    """
+
+    mean: float
+    var: float
+    excess_kurtosis: float
+    n: int
+    replicates: int
+    se_mean: float
+    se_var: float
+    se_excess_kurtosis: float
+
+
+def first_layer_logits(rng: np.random.Generator, T: int, d: int, d_qk: int, s2: float,
+                       separate: bool, *, init: str = "gaussian") -> np.ndarray:
+    r"""First-layer key-query logits with an isometric input (``T x T``).
+
+    .. math::
+
+        M = X_0 W^{QK} X_0^\top \ (\text{merged; exactly i.i.d. } N(0, s^2)),\qquad
+        M = X_0 W^Q W^{K\top} X_0^\top / \sqrt{d_{qk}} \ (\text{separate}),
+
+    since :math:`\operatorname{vec} M = (X_0 \otimes X_0)\operatorname{vec} W^{QK}` and
+    :math:`(X_0 \otimes X_0)(X_0 \otimes X_0)^\top = I`. Separate heads: mean 0, variance
+    :math:`s_Q^2 s_K^2 = s^2` (Gaussian) or :math:`4/(d + d_{qk})^2` (Xavier), excess
+    kurtosis :math:`6/d_{qk}` (claim ``kq.attention``, [1]_ Prop. 1). Draws ``X0`` then
+    the weights. Cost ``O(d T^2 + T d^2)`` merged, ``O(d T^2 + T d d_qk)`` separate.
+    """
+    attention = "kq_separate" if separate else "kq_merged"
+    config = NetworkConfig(T=T, d=d, depth=1, attention=attention, init=init, s2=s2, d_qk=d_qk)
+    X0 = isometric_input(rng, config.T, config.d)
+    return attention_logits(rng, config, X0, 0.0)
+
+
+def logit_moments(rng: np.random.Generator, T: int, d: int, d_qk: int, s2: float,
+                  separate: bool, *, replicates: int = 1, init: str = "gaussian") -> LogitMoments:
+    r"""Sample mean, variance and excess kurtosis of first-layer logits.
+
+    .. math::
+
+        \bar M = \frac1n\sum M_{ij},\quad m_k = \frac1n \sum (M_{ij} - \bar M)^k,\quad
+        \hat\kappa_4 = \frac{m_4}{m_2^2} - 3,
+
+    pooled over ``replicates`` independent draws of ``(X0, weights)``
+    (:func:`first_layer_logits`), ``n = replicates T^2``. Standard errors by the
+    delete-one-replicate jackknife,
+    :math:`\mathrm{se}^2 = \tfrac{R-1}{R}\sum_r (\hat\theta_{(r)} - \bar\theta)^2`
+    (Efron & Stein 1981). Expected: variance :math:`s^2`, excess kurtosis 0 (merged,
+    exact) or :math:`6/d_{qk}` (separate). Cost ``replicates`` times the logits' plus
+    ``O(T^2)``.
+    """
+    R = _as_int("replicates", replicates, 1)
+    sums = np.empty((R, 5))  # power sums sum M^k, k = 0..4, per replicate
+    for r in range(R):
+        M = first_layer_logits(rng, T, d, d_qk, s2, separate, init=init).ravel()
+        M2 = M * M
+        sums[r] = (M.size, M.sum(), M2.sum(), (M2 * M).sum(), (M2 * M2).sum())
+
+    def moments(S: np.ndarray) -> np.ndarray:
+        """``(mean, m2, m4/m2^2 - 3)`` from power sums ``(n, sum M, ..., sum M^4)``."""
+        n, s1, s2_, s3, s4 = S
+        mean = s1 / n
+        e2, e3, e4 = s2_ / n, s3 / n, s4 / n
+        m2 = e2 - mean**2  # central second moment
+        m4 = e4 - 4 * mean * e3 + 6 * mean**2 * e2 - 3 * mean**4  # central fourth moment
+        return np.array([mean, m2, m4 / m2**2 - 3.0])
+
+    total = sums.sum(axis=0)
+    est = moments(total)
+    if R >= 2:
+        loo = np.array([moments(total - sums[r]) for r in range(R)])  # leave one replicate out
+        se = np.sqrt((R - 1) / R * np.sum((loo - loo.mean(axis=0)) ** 2, axis=0))
+    else:
+        se = np.full(3, np.nan)
+    return LogitMoments(mean=float(est[0]), var=float(est[1]), excess_kurtosis=float(est[2]),
+                        n=int(total[0]), replicates=R, se_mean=float(se[0]),
+                        se_var=float(se[1]), se_excess_kurtosis=float(se[2]))
