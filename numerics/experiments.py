@@ -131,3 +131,123 @@ EXPERIMENTS: dict[str, Experiment] = {
     "fix.spectrum": fix_spectrum,
     "width.stable_rank": width_stable_rank,
 }
+
+
+# --- through the layers (depth, gradients, key-query attention) --------------------------
+
+def _twin_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
+    """Two generators with the same stream: standard and fixed networks on the same draws."""
+    child = rng.bit_generator.seed_seq.spawn(1)[0]
+    return np.random.default_rng(child), np.random.default_rng(child)
+
+
+def _network_config(T: int, p: Mapping[str, float], fixed: bool, **kw):
+    from numerics.networks import NetworkConfig
+
+    return NetworkConfig.from_gamma(T, p["gamma"], int(p["depth"]), fixed=fixed, s2=p["s2"],
+                                    mu=p["mu"], sigma_V=p["sigma_V"], **kw)
+
+
+def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
+    r"""Markov-surrogate network of depth ``L``, standard and fixed on the same draws:
+    stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by
+    :math:`T^{L-1}` with the fix); per-layer arrays kept for the depth figure.
+    ``O(L (T d^2 + T^3))`` twice."""
+    from numerics.networks import forward
+
+    a, b = _twin_streams(rng)
+    std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True))
+    return {
+        "sr_X": float(std.sr_X[-1]), "sr_Sigma": float(std.sr_Sigma[-1]),
+        "sr_Xperp_over_T": float(fix.sr_X_over_T[-1]),
+        "sr_Sigmaperp_over_T": float(fix.sr_Sigma_over_T[-1]),
+        "frob_A": float(std.frob_A_product[-1]),
+        "frob_Aperp_scaled": float(fix.frob_A_product_scaled[-1]),
+        "layers_sr_Sigma": std.sr_Sigma, "layers_sr_Sigmaperp": fix.sr_Sigma,
+    }
+
+
+def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
+    r""":math:`\|\partial X_L/\partial W_\ell\|_F^2` for ``l = 1`` and ``l = L`` from the
+    Kronecker structure, divided by the identity's prediction
+    :math:`\sigma_V^{2(L-1)} d^L \|A_L\cdots A_1\|_F^2` (``ratio_*``), and the raw norm
+    scaled by :math:`T^L` (standard) or :math:`T` (fixed) for the growth exponents.
+    ``O(L T^2 d + L d^3)`` per network."""
+    from numerics.gradients import value_gradient_sq_norms
+    from numerics.networks import forward
+
+    L, sv = int(p["depth"]), p["sigma_V"]
+    out: Measurement = {}
+    for fixed, (name, power) in ((False, ("std", L)), (True, ("fix", 1))):
+        cfg = _network_config(T, p, fixed)
+        tr = forward(rng, cfg, keep_matrices=True)
+        log_g = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True)
+        # log of sigma_V^{2(L-1)} d^L ||A_L ... A_1||_F^2
+        log_pred = 2 * (L - 1) * math.log(sv) + L * math.log(cfg.d) + math.log(tr.frob_A_product[-1])
+        out[f"ratio_first_{name}"] = float(math.exp(log_g[0] - log_pred))
+        out[f"ratio_last_{name}"] = float(math.exp(log_g[-1] - log_pred))
+        out[f"grad_{name}_scaled"] = float(math.exp(log_g[0] - power * math.log(T)))
+    return out
+
+
+def input_jacobian(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
+    r"""One layer: :math:`\|\partial X_1/\partial X_0\|_2^2 = \|W_1\|_2^2\|A_1\|_2^2`,
+    standard divided by ``d``, and fixed (:math:`A^\perp`). Two Lanczos runs."""
+    from numerics.gradients import input_jacobian_sq_norm
+
+    d = width_of(T, p["gamma"])
+    A = _attention(rng, T, p)
+    W = gaussian_matrix(rng, d, d, p["sigma_V"])
+    return {"jacobian_std_over_d": input_jacobian_sq_norm(A, W) / d,
+            "jacobian_fix": input_jacobian_sq_norm(remove_outlier(A), W)}
+
+
+def _moments_of(M: np.ndarray) -> dict[str, float]:
+    # variance, excess kurtosis m4/m2^2 - 3, and corr(M_ij^2, M_ik^2) of row neighbours
+    x = M - M.mean()
+    m2 = float(np.mean(x * x))
+    kurt = float(np.mean(x**4) / m2**2 - 3.0)
+    sq = x * x
+    a, b = sq[:, :-1].ravel(), sq[:, 1:].ravel()
+    corr = float(np.corrcoef(a, b)[0, 1])
+    return {"var": m2, "kurtosis": kurt, "sq_corr": corr}
+
+
+def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
+    r"""First layer of key-query attention on an isometric input: merged :math:`W^{QK}`
+    (logits exactly i.i.d.), separate heads of width ``d_qk`` (uncorrelated, dependent)
+    and Xavier heads (:math:`A \to \mathbf 1\mathbf 1^\top/T`, :math:`X_1` rank one).
+    Logit moments, :math:`\mathrm{sr}(A)`, :math:`\sqrt T s_2(A)`,
+    :math:`\|A^\perp\|_F^2 (d + d_{qk})^2/4` and :math:`\mathrm{sr}(X_1)` (Xavier).
+    ``O(T d^2)`` per variant."""
+    from numerics.networks import NetworkConfig, attention_logits, softmax_rows
+
+    d, dqk = width_of(T, p["gamma"]), int(p["d_qk"])
+    out: Measurement = {}
+    X0 = isometric_input(rng, T, d)
+    for name, attention, init in (("merged", "kq_merged", "gaussian"),
+                                  ("separate", "kq_separate", "gaussian"),
+                                  ("xavier", "kq_separate", "xavier")):
+        cfg = NetworkConfig(T=T, d=d, depth=1, attention=attention, init=init, s2=p["s2"],
+                            d_qk=dqk, sigma_V=p["sigma_V"])
+        M = attention_logits(rng, cfg, X0, 0.0)
+        A = softmax_rows(M)
+        if name != "xavier":
+            out.update({f"{name}_{k}": v for k, v in _moments_of(M).items()})
+            s = top_singular_values(A, 2)
+            out[f"{name}_sr_A"] = frobenius_sq(A) / s[0] ** 2
+            out[f"{name}_sqrtT_s2"] = float(s[1] * math.sqrt(T))
+        else:
+            # logit variance 4/(d + d_qk)^2 -> kappa^2 ~ 4/(d + d_qk)^2 -> 0
+            out["xavier_frob_Aperp_scaled"] = frobenius_sq(remove_outlier(A)) * (d + dqk) ** 2 / 4
+            W = gaussian_matrix(rng, d, d, p["sigma_V"])
+            out["xavier_sr_X1_minus_1_scaled"] = (stable_rank(A @ (X0 @ W)) - 1) * (d + dqk) ** 2 / 4
+    return out
+
+
+EXPERIMENTS.update({
+    "depth.network": depth_network,
+    "gradient.value": value_gradients,
+    "gradient.input": input_jacobian,
+    "kq.attention": kq_attention,
+})

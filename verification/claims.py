@@ -104,6 +104,21 @@ class Claim:
     references: tuple[str, ...]
     profiles: Mapping[str, Profile]
     fixed_parameters: Mapping[str, float] = field(default_factory=dict)
+    #: parameter points swept by each profile, e.g. several (depth, gamma) pairs; each
+    #: case is judged on its own samples and reported with its parameters
+    cases: Mapping[str, tuple[Mapping[str, float], ...]] = field(default_factory=dict)
+
+    def cases_for(self, profile: str, overrides: Mapping[str, object] | None = None
+                  ) -> list[dict[str, float | int]]:
+        """Resolved parameters of every case of ``profile``; user overrides win and
+        collapse cases that become identical."""
+        overrides = {k: v for k, v in (overrides or {}).items() if k in self.parameters}
+        out: list[dict[str, float | int]] = []
+        for case in self.cases.get(profile, ({},)):
+            values = self.resolve({**case, **overrides})
+            if values not in out:
+                out.append(values)
+        return out
 
     @property
     def status(self) -> str:

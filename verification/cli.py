@@ -200,7 +200,7 @@ def _load_extensions() -> None:
     """Commands that live in their own modules (tables, report, snapshot, audit)."""
     import importlib
 
-    for module in ("verification.snapshot", "verification.audit", "reports.cli"):
+    for module in ("verification.paper", "verification.snapshot", "verification.audit", "reports.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -9,6 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgress, TextColumn, \
     TimeElapsedColumn, TimeRemainingColumn
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nullcontext"]
@@ -93,7 +94,7 @@ def verdict_table(results, opts) -> None:
                     "none" if c.rate is None else
                     f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}")
             style = {"pass": "green", "fail": "bold red"}.get(c.verdict, "yellow")
-            t.add_row(res.claim if i == 0 else "", c.label, c.status,
+            t.add_row(res.claim if i == 0 else "", escape(c.label), c.status,
                       "law" if c.kind == "distance" else _fmt(c.predicted, 6), str(last.T),
                       measured, rate, f"[{style}]{verdict_word(c.verdict, c.status)}[/]")
         t.add_section()
@@ -106,7 +107,7 @@ def verdict_table(results, opts) -> None:
                 "flaky": "[yellow]FLAKY[/] (did not recur on replay)"}.get(res.verdict, res.verdict)
         console.print(f"{res.claim} ({res.status}): {word}")
         for c in res.failed:
-            console.print(f"  - {c.label}: {c.reason}")
+            console.print(f"  - {escape(c.label)}: {escape(c.reason)}")
         if res.replay:
             console.print(f"  replayed with root seed {res.replay['root_seed']}: "
                           f"{res.replay['verdict']}")

@@ -1,8 +1,8 @@
 """Sweeps: sample every missing (claim, size, replicate) through a ``concurrent.futures``
 executor and store each result as it arrives.
 
-Random streams. Replicate ``r`` of claim ``c`` at size ``T`` under root seed ``root`` uses
-``numpy.random.default_rng([r, T, crc32(c), root])``: ids first, the recorded root last
+Random streams. Replicate ``r`` of experiment ``e`` at size ``T`` under root seed ``root``
+uses ``numpy.random.default_rng([r, T, crc32(e), root])``: ids first, the recorded root last
 (``doc/source/reference/random/parallel.rst`` in numpy). The stream depends on nothing
 else, so the numbers are the same for any number of workers and any order of completion.
 
@@ -29,9 +29,10 @@ __all__ = ["Task", "stream", "run_task", "SerialExecutor", "default_executor", "
            "replay_seed"]
 
 
-def stream(claim: str, T: int, replicate: int, root_seed: int) -> np.random.Generator:
-    """The random stream of one replicate (see module docstring)."""
-    return np.random.default_rng([replicate, T, zlib.crc32(claim.encode()), root_seed])
+def stream(experiment: str, T: int, replicate: int, root_seed: int) -> np.random.Generator:
+    """The random stream of one replicate (see module docstring). Claims that share an
+    experiment share its samples."""
+    return np.random.default_rng([replicate, T, zlib.crc32(experiment.encode()), root_seed])
 
 
 def replay_seed(root_seed: int) -> int:
@@ -41,7 +42,6 @@ def replay_seed(root_seed: int) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    claim: str
     experiment: str
     params: tuple[tuple[str, float], ...]
     T: int
@@ -55,7 +55,7 @@ def run_task(task: Task) -> tuple[Task, bytes, float]:
     from numerics.experiments import EXPERIMENTS
 
     start = time.perf_counter()
-    rng = stream(task.claim, task.T, task.replicate, task.root_seed)
+    rng = stream(task.experiment, task.T, task.replicate, task.root_seed)
     measurement = EXPERIMENTS[task.experiment](rng, task.T, dict(task.params))
     return task, encode(measurement), time.perf_counter() - start
 
@@ -87,13 +87,13 @@ def default_executor(workers: int) -> Executor:
     return ProcessPoolExecutor(max_workers=workers, initializer=_limit_blas_threads)
 
 
-def plan(store: Store, claim: str, experiment: str, params: Mapping[str, float],
+def plan(store: Store, experiment: str, params: Mapping[str, float],
          sizes: Iterable[int], replicates: int, root_seed: int, version: str) -> list[Task]:
     """The tasks not yet in the store, smallest sizes first."""
     key = parameters_key(params)
-    done = store.existing(claim, key, root_seed, version)
+    done = store.existing(experiment, key, root_seed, version)
     items = tuple(sorted((k, float(v)) for k, v in params.items()))
-    return [Task(claim, experiment, items, T, r, root_seed, version)
+    return [Task(experiment, items, T, r, root_seed, version)
             for T in sorted(sizes) for r in range(replicates) if (T, r) not in done]
 
 
@@ -110,7 +110,7 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 task, payload, seconds = fut.result()
-                store.put(task.claim, parameters_key(dict(task.params)), task.T, task.replicate,
+                store.put(task.experiment, parameters_key(dict(task.params)), task.T, task.replicate,
                           task.root_seed, task.version, payload, seconds)
                 if on_done:
                     on_done(task, seconds)

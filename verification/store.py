@@ -1,5 +1,5 @@
-"""Embedded result store (SQLite): measurements keyed by claim, parameters, size, seed
-and code version, plus the judged runs.
+"""Embedded result store (SQLite): measurements keyed by experiment, parameters, size,
+replicate, root seed and code version, plus the judged runs.
 
 Each finished replicate is committed on its own, so an interrupted sweep keeps everything
 it finished and a rerun of the same command computes only what is missing. Writes happen
@@ -21,7 +21,7 @@ __all__ = ["Store", "code_version", "encode", "decode", "parameters_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS measurements (
-    claim TEXT NOT NULL,
+    experiment TEXT NOT NULL,
     params TEXT NOT NULL,
     T INTEGER NOT NULL,
     replicate INTEGER NOT NULL,
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS measurements (
     payload BLOB NOT NULL,
     seconds REAL NOT NULL,
     created REAL NOT NULL,
-    PRIMARY KEY (claim, params, T, replicate, root_seed, code_version)
+    PRIMARY KEY (experiment, params, T, replicate, root_seed, code_version)
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -84,29 +84,30 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def existing(self, claim: str, params: str, root_seed: int, version: str) -> set[tuple[int, int]]:
+    def existing(self, experiment: str, params: str, root_seed: int, version: str
+                 ) -> set[tuple[int, int]]:
         rows = self.db.execute(
-            "SELECT T, replicate FROM measurements WHERE claim=? AND params=? AND root_seed=? "
-            "AND code_version=?", (claim, params, root_seed, version))
+            "SELECT T, replicate FROM measurements WHERE experiment=? AND params=? AND "
+            "root_seed=? AND code_version=?", (experiment, params, root_seed, version))
         return {(int(T), int(r)) for T, r in rows}
 
-    def put(self, claim: str, params: str, T: int, replicate: int, root_seed: int, version: str,
-            payload: bytes, seconds: float) -> None:
+    def put(self, experiment: str, params: str, T: int, replicate: int, root_seed: int,
+            version: str, payload: bytes, seconds: float) -> None:
         with self.db:  # one transaction per replicate: atomic, durable
             self.db.execute(
                 "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?)",
-                (claim, params, T, replicate, root_seed, version, payload, seconds, time.time()))
+                (experiment, params, T, replicate, root_seed, version, payload, seconds, time.time()))
 
-    def load(self, claim: str, params: str, root_seed: int, version: str,
+    def load(self, experiment: str, params: str, root_seed: int, version: str,
              sizes: Iterable[int], replicates: int) -> dict[int, list[dict[str, object]]]:
         out: dict[int, list[dict[str, object]]] = {}
         for T in sizes:
             rows = self.db.execute(
-                "SELECT payload FROM measurements WHERE claim=? AND params=? AND root_seed=? "
-                "AND code_version=? AND T=? AND replicate<? ORDER BY replicate",
-                (claim, params, root_seed, version, int(T), replicates)).fetchall()
+                "SELECT payload FROM measurements WHERE experiment=? AND params=? AND "
+                "root_seed=? AND code_version=? AND T=? AND replicate<? ORDER BY replicate",
+                (experiment, params, root_seed, version, int(T), replicates)).fetchall()
             if len(rows) < replicates:
-                raise RuntimeError(f"{claim}: {len(rows)} of {replicates} replicates stored at "
+                raise RuntimeError(f"{experiment}: {len(rows)} of {replicates} replicates stored at "
                                    f"T={T} (code version {version}); the sweep did not finish")
             out[int(T)] = [decode(p) for (p,) in rows]
         return out

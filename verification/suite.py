@@ -16,6 +16,7 @@ from verification.claims import Claim, Profile
 from verification.registry import get_claim
 from verification.runner import default_executor, plan, replay_seed, sweep
 from verification.store import Store, code_version, parameters_key
+from verification.inference import two_sided_quantile
 from verification.verdict import (
     DEFAULT_LEVEL,
     RULES,
@@ -48,10 +49,6 @@ def _profile(claim: Claim, opts: RunOptions) -> Profile:
                    opts.replicates or base.replicates)
 
 
-def _params_for(claim: Claim, overrides: Mapping[str, float]) -> dict[str, float]:
-    return claim.resolve({k: v for k, v in overrides.items() if k in claim.parameters})
-
-
 def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
                       overrides: Mapping[str, float], perturb: float) -> str:
     parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
@@ -66,24 +63,67 @@ def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: i
 def _sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
             executor: Executor, progress) -> dict:
     version = code_version()
-    tasks = plan(store, claim.id, claim.experiment, params, profile.sizes, profile.replicates,
-                 seed, version)
+    tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
     if progress:
         progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
     sweep(store, tasks, executor, on_done=(progress.advance if progress else None))
-    return store.load(claim.id, parameters_key(params), seed, version, profile.sizes,
+    return store.load(claim.experiment, parameters_key(params), seed, version, profile.sizes,
                       profile.replicates)
+
+
+def _case_label(claim: Claim, values: Mapping[str, float], varying: set[str]) -> str:
+    return ", ".join(f"{k}={values[k]:g}" for k in claim.parameters if k in varying)
+
+
+def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
+    """One result per claim: the checks of every case, labelled with the case's parameters."""
+    if len(parts) == 1:
+        return parts[0][1]
+    varying = {k for k in claim.parameters if len({str(v[k]) for v, _ in parts}) > 1}
+    first = parts[0][1]
+    checks = []
+    for values, res in parts:
+        for c in res.checks:
+            c.label = f"{c.label} @ {_case_label(claim, values, varying)}"
+            checks.append(c)
+    verdicts = {res.verdict for _, res in parts}
+    verdict = next((v for v in ("fail", "flaky", "pass") if v in verdicts), first.verdict)
+    replays = [r.replay for _, r in parts if r.replay]
+    merged = dataclasses.replace(first, checks=checks, verdict=verdict,
+                                 replay=replays[0] if replays else None)
+    merged.cases = [dict(v) for v, _ in parts]
+    return merged
+
+
+def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
+                store: Store, executor: Executor, progress) -> ClaimResult:
+    data = _sample(store, claim, values, prof, opts.seed, executor, progress)
+    result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant)
+    if result.verdict == "fail" and opts.replay:
+        again_seed = replay_seed(opts.seed)
+        again = _sample(store, claim, values, prof, again_seed, executor, progress)
+        replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant)
+        result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
+                         "failed": [c.label for c in replay.failed]}
+        if replay.verdict != "fail":
+            result.verdict = "flaky"
+    for check in result.failed:
+        T = check.failing_size or prof.sizes[-1]
+        sizes = [s for s in prof.sizes if s <= T]
+        check.reason += "; reproduce: " + reproduce_command(
+            claim.id, sizes, prof.replicates, opts.seed,
+            {k: values[k] for k in claim.parameters if k in values}, opts.perturb)
+    return result
 
 
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
-    """Run and judge every claim in ``opts.claims``; returns one result per claim."""
+    """Run and judge every claim in ``opts.claims`` (every case of each); one result per claim."""
     claims = [get_claim(c) for c in opts.claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
-    params = {c.id: _params_for(c, opts.overrides) for c in claims}
-    tests = count_tests(claims, {c.id: len(profiles[c.id].sizes) for c in claims})
-    from verification.inference import two_sided_quantile
-
+    cases = {c.id: c.cases_for(opts.profile, opts.overrides) for c in claims}
+    tests = sum(len(cases[c.id]) * count_tests([c], {c.id: len(profiles[c.id].sizes)})
+                for c in claims)
     q = two_sided_quantile(opts.level, tests)
     variant = Variant(name="as stated" if not opts.perturb else f"perturbed by {opts.perturb:+g}",
                       scale=1.0 + opts.perturb)
@@ -92,27 +132,10 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     results = []
     try:
         for claim in claims:
-            prof = profiles[claim.id]
-            data = _sample(store, claim, params[claim.id], prof, opts.seed, executor, progress)
-            result = judge_claim(claim, data, params[claim.id], q=q, root_seed=opts.seed,
-                                 variant=variant)
-            if result.verdict == "fail" and opts.replay:
-                again_seed = replay_seed(opts.seed)
-                again = _sample(store, claim, params[claim.id], prof, again_seed, executor, progress)
-                replay = judge_claim(claim, again, params[claim.id], q=q, root_seed=again_seed,
-                                     variant=variant)
-                result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
-                                 "failed": [c.label for c in replay.failed]}
-                if replay.verdict != "fail":
-                    result.verdict = "flaky"
-            for check in result.failed:
-                T = check.failing_size or prof.sizes[-1]
-                sizes = [s for s in prof.sizes if s <= T]
-                check.reason += "; reproduce: " + reproduce_command(
-                    claim.id, sizes, prof.replicates, opts.seed,
-                    {k: v for k, v in opts.overrides.items() if k in claim.parameters},
-                    opts.perturb)
-            results.append(result)
+            parts = [(values, _judge_case(claim, values, profiles[claim.id], opts, q, variant,
+                                          store, executor, progress))
+                     for values in cases[claim.id]]
+            results.append(_merge(claim, parts))
     finally:
         if own:
             executor.shutdown(cancel_futures=True)

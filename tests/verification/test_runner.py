@@ -13,13 +13,13 @@ SIZES, REPS = (32, 45, 64), 3
 def _sample(store, workers):
     claim = get_claim("markov.outliers")
     params = claim.resolve({})
-    tasks = plan(store, claim.id, claim.experiment, params, SIZES, REPS, 11, code_version())
+    tasks = plan(store, claim.experiment, params, SIZES, REPS, 11, code_version())
     ex = default_executor(workers)
     try:
         sweep(store, tasks, ex)
     finally:
         ex.shutdown()
-    return store.load(claim.id, parameters_key(params), 11, code_version(), SIZES, REPS)
+    return store.load(claim.experiment, parameters_key(params), 11, code_version(), SIZES, REPS)
 
 
 def test_same_root_seed_same_numbers_for_any_number_of_workers():
@@ -42,7 +42,7 @@ def test_interrupted_sweep_keeps_finished_work_and_resumes(tmp_path):
     claim = get_claim("markov.outliers")
     params = claim.resolve({})
     store = Store(path)
-    tasks = plan(store, claim.id, claim.experiment, params, SIZES, REPS, 5, code_version())
+    tasks = plan(store, claim.experiment, params, SIZES, REPS, 5, code_version())
     assert len(tasks) == len(SIZES) * REPS
     finished = []
 
@@ -56,10 +56,10 @@ def test_interrupted_sweep_keeps_finished_work_and_resumes(tmp_path):
     store.close()
     store = Store(path)  # a new process would see the same file
     assert store.count() == 4
-    remaining = plan(store, claim.id, claim.experiment, params, SIZES, REPS, 5, code_version())
+    remaining = plan(store, claim.experiment, params, SIZES, REPS, 5, code_version())
     assert len(remaining) == len(tasks) - 4
     sweep(store, remaining, default_executor(1))
-    resumed = store.load(claim.id, parameters_key(params), 5, code_version(), SIZES, REPS)
+    resumed = store.load(claim.experiment, parameters_key(params), 5, code_version(), SIZES, REPS)
     fresh = _fresh(claim, params)
     for T in SIZES:
         assert resumed[T] == fresh[T]
@@ -67,9 +67,9 @@ def test_interrupted_sweep_keeps_finished_work_and_resumes(tmp_path):
 
 def _fresh(claim, params):
     store = Store(":memory:")
-    tasks = plan(store, claim.id, claim.experiment, params, SIZES, REPS, 5, code_version())
+    tasks = plan(store, claim.experiment, params, SIZES, REPS, 5, code_version())
     sweep(store, tasks, default_executor(1))
-    return store.load(claim.id, parameters_key(params), 5, code_version(), SIZES, REPS)
+    return store.load(claim.experiment, parameters_key(params), 5, code_version(), SIZES, REPS)
 
 
 def test_rerun_reuses_stored_work():
