@@ -8,7 +8,9 @@ from verification.store import Store
 
 ISSUE_CLAIMS = ["markov.singular_law", "markov.circular_law", "markov.outliers",
                 "softmax.kappa", "fix.spectrum", "width.stable_rank"]
-POWER_CLAIMS = {"markov.singular_law", "markov.outliers", "width.stable_rank"}
+LAYER_CLAIMS = ["width.stable_rank", "depth.stable_rank", "depth.frobenius",
+                "gradient.value_frobenius", "gradient.input_jacobian", "kq.attention"]
+ALL_CLAIMS = list(dict.fromkeys(ISSUE_CLAIMS + LAYER_CLAIMS))
 
 
 @pytest.fixture(scope="module")
@@ -16,32 +18,53 @@ def store_path(tmp_path_factory):
     return str(tmp_path_factory.mktemp("store") / "suite.sqlite")
 
 
+@pytest.fixture(scope="module")
+def quick_run(store_path, tmp_path_factory):
+    """One quick-profile run of every claim (2 workers); the tests below read it."""
+    out = tmp_path_factory.mktemp("run") / "run.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["run", *ALL_CLAIMS, "--profile", "quick", "--store", store_path,
+                     "--json", str(out), "--quiet", "--workers", "2"])
+    return code, json.loads(out.read_text()), buf.getvalue()
+
+
 @pytest.mark.slow
-def test_quick_profile_verifies_every_claim(store_path, tmp_path, capsys):
-    out = tmp_path / "run.json"
-    code = main(["run", *ISSUE_CLAIMS, "--profile", "quick", "--store", store_path,
-                 "--json", str(out), "--quiet", "--workers", "2"])
-    printed = capsys.readouterr().out
+def test_quick_profile_verifies_every_claim(quick_run):
+    code, result, printed = quick_run
     assert code == 0, printed
-    result = json.loads(out.read_text())
-    assert {c["claim"] for c in result["claims"]} == set(ISSUE_CLAIMS)
-    assert all(c["verdict"] == "pass" for c in result["claims"])
+    assert {c["claim"] for c in result["claims"]} == set(ALL_CLAIMS)
+    assert all(c["verdict"] == "pass" for c in result["claims"]), printed
     statuses = {c["claim"]: c["status"] for c in result["claims"]}
     assert statuses["markov.outliers"] == "conjecture"  # contains sqrtT_lambda2
     assert "SUPPORTED" in printed and "not a theorem" in printed
 
 
 @pytest.mark.slow
-def test_perturbed_statements_are_rejected(store_path, tmp_path, capsys):
-    """--perturb 0.05 multiplies every limit by 1.05; the same samples must reject it."""
+def test_layer_claims_cover_depth_three_and_gamma_below_one(quick_run):
+    _, result, _ = quick_run
+    depth = next(c for c in result["claims"] if c["claim"] == "depth.stable_rank")
+    assert {(c["depth"], c["gamma"]) for c in depth["cases"]} >= {(2, 1.0), (3, 0.5)}
+    kq = next(c for c in result["claims"] if c["claim"] == "kq.attention")
+    recorded = {c["label"] for c in kq["checks"] if c["verdict"] == "recorded"}
+    assert recorded == {"separate_sr_A", "separate_sqrtT_s2"}  # shown, never asserted
+
+
+@pytest.mark.slow
+def test_perturbed_statements_are_rejected(quick_run, store_path, tmp_path, capsys):
+    """--perturb 0.05 multiplies every limit by 1.05; the same samples must reject every
+    claim that asserts a limit (all of them)."""
     out = tmp_path / "perturbed.json"
-    code = main(["run", *ISSUE_CLAIMS, "--profile", "quick", "--store", store_path,
+    code = main(["run", *ALL_CLAIMS, "--profile", "quick", "--store", store_path,
                  "--json", str(out), "--quiet", "--perturb", "0.05", "--no-replay"])
     printed = capsys.readouterr().out
     assert code == 1
     failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["verdict"] == "fail"}
-    assert POWER_CLAIMS <= failed
-    for claim in POWER_CLAIMS:
+    assert failed == set(ALL_CLAIMS)
+    for claim in ("markov.singular_law", "markov.outliers", "width.stable_rank"):
         assert f"{claim} (" in printed and "FAILED" in printed
     assert "reproduce: gapverify run" in printed
 

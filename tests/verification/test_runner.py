@@ -87,3 +87,45 @@ def test_store_rejects_a_file_that_is_not_sqlite(tmp_path):
     bad.write_text("hello, I am not a database" * 100)
     with pytest.raises(ValueError, match="'--store'"):
         Store(bad)
+
+
+def test_a_failure_that_does_not_recur_on_replay_is_flaky(monkeypatch):
+    import verification.suite as suite
+
+    real = suite.judge_claim
+
+    def fail_first_root(claim, data, params, *, q, root_seed, variant):
+        result = real(claim, data, params, q=q, root_seed=root_seed, variant=variant)
+        if root_seed == 9:  # the recorded root fails, the replay root passes
+            result.verdict = "fail"
+            result.checks[0].verdict = "fail"
+        return result
+
+    monkeypatch.setattr(suite, "judge_claim", fail_first_root)
+    opts = RunOptions(claims=["softmax.kappa"], sizes=[32, 45, 64], replicates=3, seed=9)
+    (result,) = verify(opts, Store(":memory:"))
+    assert result.verdict == "flaky"
+    assert result.replay["verdict"] == "pass" and result.replay["root_seed"] != 9
+
+
+def test_interrupted_run_exits_130_and_keeps_work(tmp_path, monkeypatch, capsys):
+    import verification.runner as runner
+    from verification.cli import main
+
+    real_put = Store.put
+    calls = []
+
+    def put_then_interrupt(self, *args, **kwargs):
+        real_put(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Store, "put", put_then_interrupt)
+    path = tmp_path / "int.sqlite"
+    code = main(["run", "softmax.kappa", "--sizes", "32,45,64", "--replicates", "3",
+                 "--store", str(path), "--quiet", "--workers", "1"])
+    assert code == 130
+    assert "rerun the same command to resume" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert Store(path).count() == 3
