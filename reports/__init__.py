@@ -1,1 +1,29 @@
-"""Reports: LaTeX convergence tables and figures generated from stored results."""
+"""Reports: LaTeX convergence tables and figures generated from stored results.
+
+``gapverify tables`` and ``gapverify report`` (:mod:`reports.cli`) read a judged run (a
+results JSON or the last run of a store) and recompute no sample:
+
+* :mod:`reports.latex`: escaping (pylatexenc) and numbers whose digits follow their
+  standard error (uncertainties' concise ``0.0490(12)``, read by siunitx's ``\\num``);
+* :mod:`reports.tables`: one booktabs/threeparttable table per claim and a summary
+  (jinja2 templates in ``reports/templates``, :mod:`reports.render`);
+* :mod:`reports.figures`: matplotlib figures of the stored spectra and of the rates;
+* :mod:`reports.document`: ``report.tex`` and its compilation with pdflatex.
+"""
+import importlib
+
+# Re-exported lazily (PEP 562): every ``gapverify`` command imports ``reports.cli``, and
+# should not pay for matplotlib and jinja2 unless it draws or renders.
+_EXPORTS = {
+    "load_run": "reports.results", "verdict_word": "reports.results",
+    "escape": "reports.latex", "shorthand": "reports.latex",
+    "table_files": "reports.tables", "write_tables": "reports.tables",
+    "write_report": "reports.document", "compile_pdf": "reports.document",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'reports' has no attribute {name!r}")

@@ -197,9 +197,11 @@ _EXTRA_COMMANDS: list = []  # (register(subparsers)) hooks of other modules, see
 
 
 def _load_extensions() -> None:
-    """Commands that live in their own modules (tables, report, snapshot, audit)."""
+    """Commands that live in their own modules (tables, report, snapshot, audit); once."""
     import importlib
 
+    if _EXTRA_COMMANDS:
+        return
     for module in ("verification.paper", "verification.snapshot", "verification.audit", "reports.cli"):
         try:
             mod = importlib.import_module(module)

@@ -376,7 +376,7 @@ _RATIO_NOTE = ("the identity holds in expectation over W; one draw concentrates 
 
 _register(Claim(
     id="gradient.value_frobenius",
-    title=r"$\mathbb{E}_W\|\partial X_L/\partial W_\ell\|_F^2 = \sigma_V^{2(L-1)} d^L\|A_L\cdots A_1\|_F^2$: $T^L$ growth, $T$ with $A^\perp$",
+    title=r"$\operatorname{E}_W\|\partial X_L/\partial W_\ell\|_F^2 = \sigma_V^{2(L-1)} d^L\|A_L\cdots A_1\|_F^2$: $T^L$ growth, $T$ with $A^\perp$",
     predictions=(
         Prediction("identity_first", "derived", lambda p: sp.Integer(1),
                    r"\|\partial X_L/\partial W_1\|_F^2 / (\sigma_V^{2(L-1)} d^L \|A_L\cdots A_1\|_F^2)",

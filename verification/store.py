@@ -78,8 +78,13 @@ class Store:
         try:
             self.db = sqlite3.connect(self.path)
             self.db.executescript(_SCHEMA)
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(measurements)")}
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"parameter '--store' must be a SQLite file: {self.path}: {exc}") from None
+        if "experiment" not in columns:
+            self.db.close()
+            raise ValueError(f"parameter '--store': {self.path} was written by an older version "
+                             "of gapverify (no 'experiment' column); give a new --store path")
 
     def close(self) -> None:
         self.db.close()

@@ -110,9 +110,10 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
     for check in result.failed:
         T = check.failing_size or prof.sizes[-1]
         sizes = [s for s in prof.sizes if s <= T]
-        check.reason += "; reproduce: " + reproduce_command(
+        check.reproduce = reproduce_command(
             claim.id, sizes, prof.replicates, opts.seed,
             {k: values[k] for k in claim.parameters if k in values}, opts.perturb)
+        check.reason += "; reproduce: " + check.reproduce
     return result
 
 

@@ -96,6 +96,10 @@ class CheckResult:
     failing_size: int | None = None
     failing_replicate: int | None = None
     rate_note: str = ""
+    rate_status: str = ""
+    tolerance_note: str = ""
+    case: dict | None = None  # the parameters this check was judged at
+    reproduce: str = ""  # one command that replays a failure
 
 
 @dataclass
@@ -258,7 +262,8 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         value = predicted[check.prediction] * variant.scale
         base = dict(claim=claim.id, label=check.label, statistic=check.statistic,
                     kind=check.kind, status=pred.status, predicted=value, rate=check.rate,
-                    rate_note=check.rate_note)
+                    rate_note=check.rate_note or check.record_note, rate_status=check.rate_status,
+                    tolerance_note=check.tolerance_note, case=dict(params))
         if check.kind in ("exact", "matching"):
             scale = variant.scale if check.kind == "matching" else 1.0
             results.append(_exact(check, claim, data, scale if check.kind == "matching" else value,

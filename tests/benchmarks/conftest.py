@@ -5,7 +5,9 @@ import pytest
 
 @pytest.fixture(scope="session")
 def benchmarking(request) -> bool:
-    return not request.config.getoption("benchmark_disable")
+    # --benchmark-enable on the command line wins over --benchmark-disable in addopts
+    return bool(request.config.getoption("benchmark_enable")) or \
+        not request.config.getoption("benchmark_disable")
 
 
 @pytest.fixture(scope="session")

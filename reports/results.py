@@ -1,0 +1,177 @@
+"""Where a report's numbers come from: a judged run, read back, never recomputed.
+
+A run is the plain data of :func:`verification.suite.results_json` (what ``gapverify run
+--json`` writes and what :meth:`verification.store.Store.last_run` returns). This module
+reads it from a results JSON file or from a store, fetches a claim's stored measurements
+(the spectra behind the figures) with the run's own parameters, seed and code version, and
+turns a verdict and a status into the words a report prints.
+
+The words carry the status: a claim whose weakest prediction is a conjecture passes as
+"supported (conjecture)", never as "verified" (THEORY.md: "A verifier that reports a
+`conjecture` as a `theorem` is wrong even when the numbers pass").
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "ResultsError",
+    "load_run",
+    "load_measurements",
+    "experiment_of",
+    "verdict_word",
+    "VERDICT_WORDS",
+    "registry_claim",
+    "split_case",
+]
+
+Run = dict[str, Any]
+
+#: Words for a passing verdict, by status.
+VERDICT_WORDS: dict[str, str] = {
+    "theorem": "verified",
+    "derived": "verified",
+    "conjecture": "supported (conjecture)",
+    "empirical": "reproduced (empirical)",
+}
+_OTHER_VERDICTS = {
+    "fail": "failed",
+    "flaky": "flaky (did not recur on replay)",
+    "recorded": "recorded (not asserted)",
+    "not assessed": "not assessed",
+}
+
+
+class ResultsError(ValueError):
+    """Input that holds no usable run; the message names the parameter (exit code 2)."""
+
+
+def verdict_word(verdict: str, status: str) -> str:
+    """The report's word for a verdict of a claim or check with ``status``.
+
+    ``pass`` reads ``verified`` only for ``theorem`` and ``derived``; a passing
+    ``conjecture`` reads ``supported (conjecture)`` and an ``empirical`` law ``reproduced
+    (empirical)``. An unknown status passes as ``passed (<status>)``, so that no new status
+    can ever be shown as ``verified`` by default.
+    """
+    if verdict == "pass":
+        return VERDICT_WORDS.get(status, f"passed ({status})")
+    return _OTHER_VERDICTS.get(verdict, verdict)
+
+
+def _check_run(run: object, where: str) -> Run:
+    if not isinstance(run, dict) or not isinstance(run.get("claims"), list):
+        raise ResultsError(f"{where} is not a gapverify results file (no 'claims' list)")
+    for i, claim in enumerate(run["claims"]):
+        missing = [k for k in ("claim", "status", "verdict", "checks") if k not in claim]
+        if missing:
+            raise ResultsError(f"{where}: claim #{i} lacks {', '.join(missing)}")
+    return run
+
+
+def load_run(store: str | Path | None = None, results: str | Path | None = None) -> Run:
+    """The run to report: the results JSON ``results`` if given, else the last run recorded
+    in the SQLite store ``store``.
+
+    Raises :class:`ResultsError` (naming ``--from`` or ``--store``) for a missing file, a
+    file that is not JSON or SQLite, or a store without a recorded run. A missing store is
+    never created.
+    """
+    if results is not None:
+        path = Path(results)
+        if not path.is_file():
+            raise ResultsError(f"parameter '--from': no such results file: {path}")
+        try:
+            run = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ResultsError(f"parameter '--from' must be a results JSON file: {path}: {exc}") from None
+        return _check_run(run, f"parameter '--from' ({path})")
+    if store is None:
+        raise ResultsError("give a results file with '--from' or a store with '--store'")
+    from verification.store import Store
+
+    path = Path(store)
+    if not path.is_file():
+        raise ResultsError(f"parameter '--store': no such store: {path} "
+                           "(run 'gapverify run ... --store PATH' first)")
+    import sqlite3
+
+    try:
+        st = Store(path)
+    except ValueError as exc:  # not a SQLite file
+        raise ResultsError(str(exc)) from None
+    try:
+        run = st.last_run()
+    except (sqlite3.DatabaseError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"parameter '--store' must be a gapverify store: {path}: {exc}") from None
+    finally:
+        st.close()
+    if run is None:
+        raise ResultsError(f"parameter '--store': no run recorded in {path} "
+                           "(run 'gapverify run' first)")
+    return _check_run(run, f"parameter '--store' ({path})")
+
+
+def experiment_of(claim: Mapping[str, Any]) -> str:
+    """The store key of a claim's measurements: the results' ``experiment`` field (claims
+    may share an experiment), else the registry's, else the claim id (older results)."""
+    if claim.get("experiment"):
+        return str(claim["experiment"])
+    reg = registry_claim(str(claim["claim"]))
+    return reg.experiment if reg is not None else str(claim["claim"])
+
+
+def load_measurements(store: str | Path | None, run: Mapping[str, Any], claim: Mapping[str, Any],
+                      sizes: Iterable[int] | None = None,
+                      parameters: Mapping[str, float] | None = None
+                      ) -> dict[int, list[dict]] | None:
+    """The stored replicates behind ``claim`` (one entry of ``run["claims"]``) at ``sizes``
+    (default: the largest size), keyed exactly as the run sampled them: the experiment
+    (:func:`experiment_of`), the parameters (the claim's, or one of its ``cases`` given as
+    ``parameters``; :func:`verification.store.parameters_key`), the root seed, the
+    replicate count and the run's code version. ``None`` when the store is absent or lacks
+    them (a results file from another machine, measurements of another code version, or a
+    store of an older schema).
+    """
+    if store is None or not Path(store).is_file() or not claim.get("sizes"):
+        return None
+    import sqlite3
+
+    from verification.store import Store, parameters_key
+
+    try:
+        st = Store(store)
+    except ValueError:
+        return None
+    try:
+        params = parameters if parameters is not None else claim.get("parameters", {})
+        return st.load(experiment_of(claim), parameters_key(params),
+                       int(claim["root_seed"]), str(run.get("code_version", "")),
+                       list(sizes) if sizes is not None else [max(claim["sizes"])],
+                       int(claim["replicates"]))
+    except (RuntimeError, KeyError, ValueError, sqlite3.DatabaseError):
+        return None
+    finally:
+        st.close()
+
+
+_CASE = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]$")
+
+
+def split_case(label: str) -> tuple[str, str]:
+    """``("sr_X", "depth=2, gamma=1")`` from a check label ``"sr_X [depth=2, gamma=1]"``:
+    a claim that sweeps several parameter cases labels each check with its case."""
+    m = _CASE.match(str(label))
+    return (m.group(1), m.group(2)) if m else (str(label), "")
+
+
+def registry_claim(claim_id: str):
+    """The :class:`~verification.claims.Claim` with this id from the registry, or ``None``
+    for a claim the current registry does not hold (the report then shows the results
+    file's own text)."""
+    from verification.registry import CLAIMS
+
+    return CLAIMS.get(claim_id)

@@ -1,0 +1,147 @@
+"""Tests of reports/latex.py (escaping, numbers whose digits follow their error) and of the
+verdict words of reports/results.py. Pure functions: no sampling, no LaTeX engine."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from reports.latex import (
+    PACKAGES,
+    PACKAGES_COMMENT,
+    TeX,
+    escape,
+    interval,
+    math_or_text,
+    num_shorthand,
+    rate_fraction,
+    rounded_like,
+    shorthand,
+    significant,
+    trim_zeros,
+)
+from reports.results import VERDICT_WORDS, split_case, verdict_word
+
+LATEX_SPECIALS = "_%&#$~^\\{}"
+
+
+# ----------------------------------------------------------------------------- escaping
+def test_escape_of_the_issue_example():
+    assert escape("a_b%&#") == r"a\_b\%\&\#"
+
+
+@pytest.mark.parametrize("text", ["markov.singular_law", "x_{1}^2 & 50% #3 $5 ~ \\ |a|",
+                                  "s1 - 1 ~ 0.5/T (measured; BCC gives no rate)",
+                                  "limit 1.0001±0.00056 κ ≤ 2", "10 < T > 5"])
+def test_escape_leaves_no_bare_special(text):
+    out = escape(text)
+    # every special is either a command's own character or preceded by a backslash
+    stripped = re.sub(r"\\[A-Za-z]+|\\.", "", out)  # remove commands and escaped chars
+    stripped = stripped.replace("{", "").replace("}", "")  # braces of the commands
+    assert not set(stripped) & set("_%&#$~^\\"), (text, out)
+    assert "|" not in out.replace(r"\ensuremath{|}", "")  # an OT1 bar prints an em dash
+
+
+def test_escape_keeps_tex_and_returns_tex():
+    src = TeX(r"$\sqrt{T}$")
+    assert escape(src) is src
+    assert isinstance(escape("a_b"), TeX)
+
+
+def test_registry_latex_kept_only_when_it_needs_no_other_package():
+    assert math_or_text(r"\sqrt{T}\,s_2(A)", math=True) == r"$\sqrt{T}\,s_2(A)$"
+    # \mathbb needs amssymb, which a table must not require: turned into escaped text
+    out = math_or_text(r"$\mathbb{E}_W\|x\|_F^2$ grows")
+    assert r"\mathbb" not in out and "grows" in out
+    assert escape("𝔼 x") == "E x"  # decomposed rather than \mathbb (amssymb)
+    assert "中" not in escape("中")  # unknown characters become a visible '?'
+    # unbalanced braces are not trusted either
+    assert "{" not in re.sub(r"\\[A-Za-z]+\{|\{\\[A-Za-z]+\}", "", math_or_text("a{b"))
+
+
+def test_packages_comment_names_exactly_the_allowed_packages():
+    assert PACKAGES == ("booktabs", "siunitx", "amsmath", "threeparttable")
+    assert PACKAGES_COMMENT.startswith("%") and all(p in PACKAGES_COMMENT for p in PACKAGES)
+
+
+# ----------------------------------------------------------------------------- numbers
+@pytest.mark.parametrize("value, se, expected", [
+    (0.04903, 0.00121, "0.0490(12)"),      # the issue's example
+    (2.0123, 0.034, "2.012(34)"),
+    (1.00047, 5.7e-6, "1.0004700(57)"),
+    (123.4, 5.6, "123.4(5.6)"),             # siunitx prints 123.4(56)
+    (1.0e-5, 3.0e-7, "1.000(30)e-5"),
+    (0.5, 0.95, "0.50(95)"),                # error larger than the value
+    (1.0, 0.0999, "1.00(10)"),              # 0.0999 rounds up to 0.10: one place less
+    (-0.0027176, 0.00058, "-0.00272(58)"),
+])
+def test_shorthand_keeps_two_significant_digits_of_the_error(value, se, expected):
+    assert shorthand(value, se) == expected
+
+
+def test_digits_follow_the_interval():
+    # the same value gets one more decimal for every tenfold smaller error
+    outs = [shorthand(math.pi, se) for se in (1e-1, 1e-2, 1e-3, 1e-4)]
+    assert outs == ["3.14(10)", "3.142(10)", "3.1416(10)", "3.14159(10)"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_value_is_rounded_at_the_last_digit_of_the_error(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        se = 10.0 ** rng.uniform(-9, 1) * rng.uniform(1, 9.9)
+        value = rng.normal(1.0, 1.0)
+        text = shorthand(value, se)
+        m = re.fullmatch(r"(-?\d+)(?:\.(\d+))?\((\d+(?:\.\d+)?)\)(?:e(-?\d+))?", text)
+        assert m, text
+        digits = m.group(3).replace(".", "").lstrip("0")
+        assert 1 <= len(digits) <= 2, text  # two significant digits (one after carrying)
+        exponent = int(m.group(4) or 0)
+        decimals = len(m.group(2) or "")
+        shown = float(m.group(1) + "." + (m.group(2) or "0")) * 10.0**exponent
+        place = 10.0 ** (exponent - decimals)
+        assert abs(shown - value) <= 0.5 * place * (1 + 1e-9), (value, se, text)
+        err_digits = m.group(3)
+        err = (float(err_digits) * place if "." not in err_digits
+               else float(err_digits) * 10.0**exponent)
+        assert abs(err - se) <= 0.5 * place * (1 + 1e-9) + 1e-300, (value, se, text)
+
+
+def test_numbers_without_an_error():
+    assert shorthand(2.220446049250313e-16, 0.0) == "2.22045e-16"
+    assert significant(2.220446049250313e-16) == "2.2e-16"
+    assert significant(0.0) == "0" and significant(1.0) == "1"
+    assert shorthand(float("nan"), 0.1) == "---" and shorthand(1.0, float("nan")) == "1"
+
+
+def test_interval_ends_rounded_like_the_measurement():
+    assert rounded_like(0.04903, 0.00121) == "0.0490"
+    q = 3.42
+    got = interval(0.04903, q * 0.00121, 0.00121)
+    assert got == r"[\num{0.0449}, \num{0.0532}]"
+    assert num_shorthand(0.04903, 0.00121) == r"\num{0.0490(12)}"
+
+
+def test_trim_zeros_and_rate_fractions():
+    assert trim_zeros("1.0000000") == "1" and trim_zeros("0.0810") == "0.081"
+    assert trim_zeros("2.500e-3") == "2.5e-3" and trim_zeros("100") == "100"
+    assert rate_fraction(2 / 3) == "2/3" and rate_fraction(0.5) == "1/2"
+    assert rate_fraction(1.0) == "1" and rate_fraction(0.85) == "0.85"
+
+
+# ----------------------------------------------------------------------------- words
+def test_a_conjecture_never_reads_as_verified():
+    assert verdict_word("pass", "theorem") == "verified"
+    assert verdict_word("pass", "derived") == "verified"
+    assert verdict_word("pass", "conjecture") == "supported (conjecture)"
+    assert verdict_word("pass", "empirical") == "reproduced (empirical)"
+    assert verdict_word("pass", "some new status") != "verified"
+    assert verdict_word("fail", "theorem") == "failed"
+    assert set(VERDICT_WORDS) == {"theorem", "derived", "conjecture", "empirical"}
+
+
+def test_split_case():
+    assert split_case("sr_X [gamma=1, depth=2]") == ("sr_X", "gamma=1, depth=2")
+    assert split_case("law:bulk") == ("law:bulk", "")

@@ -1,0 +1,251 @@
+"""Tests of reports/tables.py, reports/figures.py, reports/document.py and reports/cli.py:
+the tables, figures and report generated from a small judged run that the tests make
+themselves (two claims, T = 64, 91, 128, 4 replicates, in a temporary store).
+
+Contract checked: same results -> byte-identical tables; every table opens with the
+packages comment and compiles with those packages alone; plain strings are escaped; a
+conjecture reads "supported (conjecture)"; the report compiles with pdflatex (marked
+``latex``, skipped without an engine); bad input exits 2 and creates no store.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports import document
+from reports.cli import COMMANDS, register
+from reports.figures import draw_all, save
+from reports.latex import PACKAGES, PACKAGES_COMMENT
+from reports.results import ResultsError, load_run
+from reports.tables import SUMMARY_NAME, summary_table, table_files, write_tables
+from verification.store import Store
+from verification.suite import RunOptions, results_json, verify
+
+PDFLATEX = shutil.which("pdflatex")
+REPO = Path(__file__).resolve().parents[2]
+needs_latex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not on the PATH: the "
+                                 "LaTeX compilation of the tables and report is not tested")
+SPECIAL_ID = "test.a_b%&#"
+
+
+def main(argv: list[str]) -> int:
+    """``gapverify tables|report ...`` through reports.cli's own parser and handlers (the
+    real entry point is run once, in a fresh process, by
+    test_gapverify_picks_up_the_commands: verification.cli.main registers its extension
+    commands again on every call, so it cannot be called twice in one process)."""
+    parser = argparse.ArgumentParser(prog="gapverify")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return COMMANDS[args.command](args)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A judged run of two claims at tiny sizes: (results JSON path, store path, run)."""
+    root = tmp_path_factory.mktemp("tiny")
+    store_path = root / "tiny.sqlite"
+    opts = RunOptions(claims=["markov.outliers", "markov.singular_law"], profile="quick",
+                      sizes=[64, 91, 128], replicates=4, workers=1)
+    store = Store(store_path)
+    results = verify(opts, store)
+    payload = results_json(results, opts)
+    payload["command"] = "gapverify run markov.outliers markov.singular_law --sizes 64,91,128"
+    store.add_run(payload["command"], payload)
+    store.close()
+    json_path = root / "run.json"
+    json_path.write_text(json.dumps(payload, indent=2, sort_keys=True))
+    return json_path, store_path, load_run(results=json_path)
+
+
+def _with_special_claim(run: dict) -> dict:
+    """The run plus a claim unknown to the registry, with LaTeX specials everywhere, status
+    empirical; and markov.outliers (status conjecture) forced to pass."""
+    run = copy.deepcopy(run)
+    for claim in run["claims"]:
+        if claim["claim"] == "markov.outliers":
+            claim["verdict"] = "pass"
+            for check in claim["checks"]:
+                check["verdict"] = "pass"
+    extra = copy.deepcopy(run["claims"][-1])
+    extra.update(claim=SPECIAL_ID, status="empirical", verdict="pass")
+    for i, check in enumerate(extra["checks"]):
+        check.update(label=f"c_{i}$^~ [x=1, y_2=50%]", status="empirical", verdict="pass",
+                     rate_note="rate & note_with #specials {braces} \\ backslash",
+                     reason="reason_% & # ~ ^ $ | ± κ")
+    extra["checks"][-1]["verdict"] = "recorded"  # its reason is printed
+    run["claims"].append(extra)
+    return run
+
+
+# ----------------------------------------------------------------------------- tables
+def test_tables_are_byte_identical_across_generations(tiny, tmp_path):
+    json_path, store_path, _ = tiny
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    write_tables(load_run(results=json_path), a)
+    write_tables(load_run(results=json_path), b)
+    # the same run read back from the store gives the same bytes
+    assert main(["tables", "--store", str(store_path), "--out", str(c)]) == 0
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir()) == sorted(p.name for p in c.iterdir())
+    assert SUMMARY_NAME in names and len(names) == 3
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes() == (c / name).read_bytes(), name
+
+
+def test_every_table_starts_with_the_packages_comment(tiny):
+    files = table_files(_with_special_claim(tiny[2]))
+    for name, text in files.items():
+        assert text.splitlines()[0] == PACKAGES_COMMENT, name
+        assert "\\usepackage" not in "\n".join(text.splitlines()[1:]), name
+        assert not re.search(r"\d{4}-\d{2}-\d{2}", text), name  # no dates
+
+
+def test_plain_strings_are_escaped(tiny):
+    files = table_files(_with_special_claim(tiny[2]))
+    special = next(t for n, t in files.items() if "test-a-b" in n)
+    assert r"test.a\_b\%\&\#" in special
+    assert r"c\_0\$" in special and r"y\_2=50\%" in special
+    assert r"rate \& note\_with \#specials \{braces\} {\textbackslash} backslash" in special
+    assert "reason\\_\\% \\& \\#" in special
+    assert r"\texttt{test.a\_b\%\&\#}" in files[SUMMARY_NAME]
+    # registry claim ids too
+    assert r"markov.singular\_law" in files[SUMMARY_NAME]
+
+
+def test_conjecture_row_says_supported_not_verified(tiny):
+    run = _with_special_claim(tiny[2])
+    summary = summary_table(run)
+    def row(claim_tex: str) -> str:
+        return next(line for line in summary.splitlines() if line.startswith(claim_tex))
+
+    outliers = row(r"\texttt{markov.outliers} &")
+    assert "& conjecture &" in outliers and "supported (conjecture)" in outliers
+    assert "verified" not in outliers
+    assert "reproduced (empirical)" in row(r"\texttt{test.a\_b\%\&\#} &")
+    table = table_files(run)["claim-markov-outliers.tex"]
+    lambda2 = table[table.index(r"\textbf{sqrtT\_lambda2}"):]
+    lambda2 = lambda2[:lambda2.index(r"\bottomrule")]
+    assert "verdict: \\textbf{supported (conjecture)}" in lambda2 and "verified" not in lambda2
+
+
+def test_numbers_carry_their_interval(tiny):
+    """Measured cells are value(se) with at most two error digits; never a fixed format."""
+    text = table_files(tiny[2])["claim-markov-singular-law.tex"]
+    cells = re.findall(r"\\num\{([^}]*\([^}]*\)[^}]*)\}", text)
+    assert len(cells) > 10
+    for cell in cells:
+        err = re.search(r"\(([\d.]+)\)", cell).group(1).replace(".", "").lstrip("0")
+        assert 1 <= len(err) <= 2, cell
+    decimals = {len(c.split("(")[0].split(".")[1]) for c in cells if "." in c.split("(")[0]}
+    assert len(decimals) > 1  # precision varies with the error
+
+
+# ----------------------------------------------------------------------------- figures
+def test_figures_come_from_the_stored_spectra(tiny, tmp_path):
+    _, store_path, run = tiny
+    drawn, skipped = draw_all(run, store_path)
+    names = [d.name for d in drawn]
+    assert "singular-values" in names and "error-rates" in names
+    assert any(s.startswith("stable-rank") for s in skipped)  # no width.stable_rank here
+    pdf, png = save(drawn[0], tmp_path)
+    assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
+    # without the store only the figures of the results file remain, and it says why
+    drawn, skipped = draw_all(run, None)
+    assert [d.name for d in drawn] == ["error-rates"]
+    assert any("--store" in s for s in skipped)
+
+
+# ----------------------------------------------------------------------------- command line
+def test_gapverify_picks_up_the_commands(tiny, tmp_path):
+    """The real entry point, in a fresh process: `python -m verification tables`."""
+    assert set(COMMANDS) == {"tables", "report"}
+    out = tmp_path / "t"
+    proc = subprocess.run([sys.executable, "-m", "verification", "tables", "--from",
+                           str(tiny[0]), "--out", str(out)], capture_output=True, text=True,
+                          timeout=120, cwd=str(tmp_path),
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    assert str(out / SUMMARY_NAME) in proc.stdout
+    assert (out / SUMMARY_NAME).read_bytes() == table_files(tiny[2])[SUMMARY_NAME].encode()
+
+
+def test_bad_input_exits_2_and_creates_no_store(tmp_path, capsys):
+    missing = tmp_path / "nope.sqlite"
+    assert main(["tables", "--store", str(missing), "--out", str(tmp_path / "o")]) == 2
+    assert not missing.exists()
+    assert main(["report", "--from", str(tmp_path / "nope.json")]) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["tables", "--from", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "'--store'" in err and "'--from'" in err
+    with pytest.raises(ResultsError):
+        load_run(results=tmp_path / "nope.json")
+
+
+def test_report_without_engine_still_writes_the_tex(tiny, tmp_path, monkeypatch, capsys):
+    json_path, store_path, _ = tiny
+    monkeypatch.setattr(document.shutil, "which", lambda name: None)
+    out = tmp_path / "out"
+    assert main(["report", "--from", str(json_path), "--store", str(store_path),
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no LaTeX engine" in printed and str(out / "report.tex") in printed
+    assert (out / "report.tex").is_file() and not (out / "report.pdf").exists()
+    assert str(out / "figures" / "singular-values.png") in printed
+
+
+def test_failed_compilation_raises_with_the_log_tail(tmp_path):
+    tex = tmp_path / "x.tex"
+    tex.write_text("x")
+    (tmp_path / "x.log").write_text("! Undefined control sequence.\nl.1 \\oops\n")
+    false = shutil.which("false")
+    if false is None:
+        pytest.skip("no 'false' executable to stand in for a failing engine")
+    with pytest.raises(document.CompileError) as info:
+        document.compile_pdf(tex, engine=false)
+    assert "Undefined control sequence" in info.value.log_tail
+
+
+# ----------------------------------------------------------------------------- LaTeX
+@pytest.mark.latex
+@needs_latex
+def test_tables_compile_with_the_declared_packages_alone(tiny, tmp_path):
+    run = _with_special_claim(tiny[2])
+    paths = write_tables(run, tmp_path / "tables")
+    body = "\n".join(r"\input{tables/" + p.stem + "}\n\\clearpage" for p in paths)
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{" + ",".join(PACKAGES) + "}\n"
+        "\\begin{document}\n" + body + "\n\\end{document}\n")
+    proc = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert "Missing character" not in log
+
+
+@pytest.mark.latex
+@needs_latex
+def test_report_compiles_with_pdflatex(tiny, tmp_path, capsys):
+    json_path, store_path, _ = tiny
+    out = tmp_path / "report"
+    assert main(["report", "--from", str(json_path), "--store", str(store_path),
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    pdf = out / "report.pdf"
+    assert pdf.is_file() and pdf.read_bytes()[:4] == b"%PDF"
+    assert f"PDF report: {pdf}" in printed
+    tex = (out / "report.tex").read_text()
+    assert r"\input{tables/claim-markov-outliers}" in tex
+    assert r"\includegraphics" in tex and "figures/singular-values.pdf" in tex
+    log = (out / "report.log").read_text(errors="replace")
+    assert "undefined references" not in log and "Float too large" not in log
