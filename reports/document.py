@@ -72,6 +72,16 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None) -> Rep
         files.figures.append((pdf, png))
         figs.append({"name": TeX(d.name), "caption": d.caption, "width": _width(d.figure),
                      "path": TeX(f"figures/{d.name}.pdf")})
+    profile_pdf = out / "depth_profile.pdf"
+    if profile_pdf.is_file():  # written by `gapverify paper-figure` into the same folder
+        figs.append({"name": TeX("depth_profile"), "width": TeX("0.8\\linewidth"),
+                     "path": TeX("depth_profile.pdf"),
+                     "caption": TeX(r"The paper's depth experiment (rebuttal Figure VII): "
+                                    r"$\mathrm{sr}(\Sigma_\ell)$ against depth, Markov surrogate, "
+                                    r"standard (solid) and fixed $A^\perp$ (dashed), mean and "
+                                    r"one standard deviation over seeds, next to the "
+                                    r"free-probability limit $T(1+\ell(1+\gamma))/x_\ell^{*2}$ "
+                                    r"(dotted). Table: \texttt{depth\_profile.csv}.")})
     seeds = sorted({int(c["root_seed"]) for c in run["claims"] if "root_seed" in c})
     level = run.get("level")
     text = render(
