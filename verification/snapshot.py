@@ -33,6 +33,9 @@ typical range). Numbers are ``sympy.N(expr, 30)`` written in one fixed scientifi
 (``1.41421356237309504880168872421e+0``), so their text is free of sympy's and
 mpmath's printing conventions.
 
+Not kept: titles, notes and rate notes (prose: rewording them is no change of the
+mathematics), profiles and sweep cases (what is sampled, not what is stated).
+
 What counts as a change (the version-independence decision)
 -----------------------------------------------------------
 The statement is kept three ways: ``srepr`` (exact structure), ``sstr`` (readable) and
@@ -88,12 +91,12 @@ def canonical_number(expr: sp.Expr) -> str:
         return "not a number: " + sp.sstr(value)
     re, im = value.as_real_imag()
     text = _scientific(re)
-    return text if im == 0 else f"{text} + {_scientific(im)}j"
+    return text if im.is_zero else f"{text} + {_scientific(im)}j"
 
 
 def _scientific(x: sp.Expr) -> str:
     x = sp.Float(x, DIGITS)
-    if x == 0:
+    if x.is_zero:  # not ``x == 0``: sympy >= 1.13 has Float(0) != 0
         return "0"
     raw = mpmath.libmp.to_str(x._mpf_, DIGITS, strip_zeros=False)
     return f"{Decimal(raw):.{DIGITS - 1}e}"
@@ -262,11 +265,25 @@ def read_snapshot(path: Path) -> tuple[dict, dict[str, dict]]:
     meta_file = path / META_NAME
     meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
     records = {}
-    for file in sorted(path.glob("*.json")):
-        if file.name != META_NAME:
-            record = json.loads(file.read_text(encoding="utf-8"))
-            records[record.get("claim", file.stem)] = record
+    for file in _claim_files(path):
+        records[file.stem] = json.loads(file.read_text(encoding="utf-8"))
     return meta, records
+
+
+def _claim_files(path: Path) -> list[Path]:
+    """The snapshot's claim files in ``path``: ``<id>.json`` holding ``{"claim": id}``
+    (any other file there is left alone, by reading and by ``--update``)."""
+    out = []
+    for file in sorted(path.glob("*.json")):
+        if file.name == META_NAME:
+            continue
+        try:
+            record = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("claim") == file.stem:
+            out.append(file)
+    return out
 
 
 def _write(path: Path, text: str) -> None:
@@ -285,8 +302,8 @@ def write_snapshot(path: Path, meta: dict, records: Mapping[str, dict]) -> None:
     _write(path / META_NAME, canonical_text(meta))
     for cid, record in records.items():
         _write(path / f"{cid}.json", canonical_text(record))
-    for file in path.glob("*.json"):
-        if file.name != META_NAME and file.stem not in records:
+    for file in _claim_files(path):
+        if file.stem not in records:
             file.unlink()
 
 
