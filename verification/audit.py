@@ -233,11 +233,12 @@ def probes(claim: Claim, params: Mapping[str, float]) -> list[Probe]:
     return out
 
 
-def _target(check: Check, predicted: Mapping[str, float], variant: Variant) -> tuple:
+def _target(check: Check, predicted: Mapping[str, float], variant: Variant,
+            params: Mapping[str, float]) -> tuple:
     """What ``check`` is judged against under ``variant`` (a law's value is its scale)."""
     if check.kind == "matching":
         return (variant.scale,)
-    rate = check.rate + variant.rate_shift if _rated(check) else None
+    rate = check.rate_at(params) + variant.rate_shift if _rated(check) else None
     return (predicted[check.prediction] * variant.scale, rate)
 
 
@@ -253,7 +254,7 @@ def exposed_checks(claim: Claim, params: Mapping[str, float], variant: Variant) 
     theory.update(variant.parameters)
     changed = claim.predict_numbers(theory) if variant.parameters else truth
     return [c for c in claim.checks
-            if _differs(_target(c, truth, Variant()), _target(c, changed, variant))]
+            if _differs(_target(c, truth, Variant(), params), _target(c, changed, variant, theory))]
 
 
 # --- judging ------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import sympy as sp
 
 from theory.parameters import PARAMETERS, defaults, exact, validate_parameters
 
-__all__ = ["STATUSES", "Prediction", "Check", "Profile", "Claim", "weakest_status", "T_SYMBOL"]
+__all__ = ["STATUSES", "Prediction", "Check", "RateRule", "Profile", "Claim", "weakest_status",
+           "T_SYMBOL"]
 
 Status = Literal["theorem", "derived", "conjecture", "empirical"]
 #: Strongest first. A claim mixing statuses reports the weakest of them.
@@ -54,6 +55,20 @@ class Prediction:
 
 
 @dataclass(frozen=True)
+class RateRule:
+    """A stated rate that depends on the parameters, e.g. ``2 l - 1`` at depth ``l``."""
+
+    text: str
+    fn: Callable[[Mapping[str, float]], float]
+
+    def __call__(self, params: Mapping[str, float]) -> float:
+        return float(self.fn(params))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Check:
     """How one prediction is measured.
 
@@ -70,7 +85,7 @@ class Check:
     prediction: str
     statistic: str
     kind: Literal["limit", "distance", "exact", "matching"]
-    rate: float | None = None
+    rate: "float | RateRule | None" = None
     rate_status: str = ""
     rate_note: str = ""
     cdf: Callable[[Mapping[str, float], float], Callable[[np.ndarray], np.ndarray]] | None = None
@@ -79,6 +94,10 @@ class Check:
     predicted_spectrum: Callable[[Mapping[str, object], float], np.ndarray] | None = None
     asserted: bool = True  # False: recorded and shown, never counted as pass or fail
     record_note: str = ""
+
+    def rate_at(self, params: Mapping[str, float]) -> float | None:
+        """The stated rate at ``params`` (``None``: no rate asserted)."""
+        return self.rate(params) if isinstance(self.rate, RateRule) else self.rate
 
     @property
     def label(self) -> str:

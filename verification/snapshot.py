@@ -67,7 +67,7 @@ from typing import Mapping
 import mpmath
 import sympy as sp
 
-from verification.claims import Claim
+from verification.claims import Claim, RateRule
 
 __all__ = ["DEFAULT_PATH", "DIGITS", "REFERENCE_VALUES", "claim_record", "current_snapshot",
            "read_snapshot", "write_snapshot", "compare", "Comparison", "register", "COMMANDS"]
@@ -142,7 +142,9 @@ def _check_key(check, seen: dict) -> str:
 def _checks(claim: Claim) -> dict[str, dict]:
     seen: dict[str, int] = {}
     return {_check_key(c, seen): {"prediction": c.prediction, "statistic": c.statistic,
-                                  "kind": c.kind, "rate": c.rate, "rate_status": c.rate_status,
+                                  "kind": c.kind,
+                                  "rate": str(c.rate) if isinstance(c.rate, RateRule) else c.rate,
+                                  "rate_status": c.rate_status,
                                   "asserted": c.asserted}
             for c in claim.checks}
 

@@ -42,7 +42,8 @@ def _own_extension_list(monkeypatch):
 
 @pytest.fixture(scope="module")
 def report():
-    opts = AuditOptions(claims=list(CLAIMS), sizes=SIZES, replicates=REPS, workers=1)
+    """The quick audit of two claims at their quick profiles (the power the suite claims)."""
+    opts = AuditOptions(claims=list(CLAIMS), workers=2)
     return audit(opts, Store(":memory:"))
 
 
@@ -87,7 +88,7 @@ def test_parameter_variants(report):
 def test_audit_passes_and_states_the_family_wise_level(report):
     assert report.ok
     claims = [registry.get_claim(c) for c in CLAIMS]
-    tests = count_tests(claims, {c: len(SIZES) for c in CLAIMS})
+    tests = count_tests(claims, {c.id: len(c.profiles["quick"].sizes) for c in claims})
     assert report.tests == tests
     assert report.q == pytest.approx(two_sided_quantile(0.01, tests))
 

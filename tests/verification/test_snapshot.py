@@ -206,7 +206,7 @@ def test_record_contents():
     record = snapshot.claim_record(claim)
     assert record["status"] == "derived"
     assert record["checks"]["kappa"] == {"prediction": "kappa", "statistic": "kappa",
-                                         "kind": "limit", "rate": 1.0, "rate_status": "derived",
+                                         "kind": "limit", "rate": 0.75, "rate_status": "empirical",
                                          "asserted": True}
     labels = [p["label"] for p in record["reference_points"]]
     assert labels == ["defaults", "s2=1", "mu=0"]
