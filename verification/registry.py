@@ -177,7 +177,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.circular_law",
     references=(BCC,),
-    profiles=_profiles((90, 720, 12), (90, 1440, 20)),
+    profiles=_profiles((90, 1024, 20), (90, 1440, 24)),
 ))
 
 _register(Claim(
@@ -207,7 +207,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.outliers",
     references=(BCC, GAP),
-    profiles=_profiles((128, 1024, 12), (128, 2900, 16)),
+    profiles=_profiles((128, 1024, 12), (128, 2048, 16)),
 ))
 
 _register(Claim(
@@ -277,7 +277,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="width.stable_rank",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 12), (64, 2048, 20)),
+    profiles=_profiles((64, 1024, 12), (64, 1448, 20)),
 ))
 
 
@@ -337,7 +337,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    profiles=_profiles((64, 363, 24), (64, 1024, 24)),
+    profiles=_profiles((64, 363, 24), (64, 724, 24)),
     cases=_DEPTH_CASES,
 ))
 
@@ -362,7 +362,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    profiles=_profiles((64, 363, 24), (64, 1024, 24)),
+    profiles=_profiles((64, 363, 24), (64, 724, 24)),
     cases=_DEPTH_CASES,
 ))
 
@@ -422,7 +422,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="gradient.value",
     references=(GAP,),
-    profiles=_profiles((64, 363, 48), (64, 1024, 32)),
+    profiles=_profiles((64, 363, 48), (64, 724, 48)),
     cases=_GRAD_CASES,
 ))
 
@@ -448,7 +448,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="gradient.input",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 24), (64, 2048, 24)),
+    profiles=_profiles((64, 1024, 24), (64, 1448, 24)),
     cases={"quick": ({"gamma": 1.0},), "standard": ({"gamma": 1.0}, {"gamma": 0.5})},
 ))
 
