@@ -89,6 +89,7 @@ from typing import Mapping, Sequence
 
 from verification.claims import Check, Claim
 from verification.verdict import DEFAULT_LEVEL, ClaimResult, Variant, count_tests, judge_claim
+from verification.runner import DEFAULT_SEED
 
 __all__ = ["PERTURBATION", "PARAMETER_FACTOR", "RATE_SHIFT", "AuditOptions", "Probe",
            "VariantOutcome", "ClaimAudit", "AuditReport", "probes", "audit_claim", "audit", "plan",
@@ -97,7 +98,6 @@ __all__ = ["PERTURBATION", "PARAMETER_FACTOR", "RATE_SHIFT", "AuditOptions", "Pr
 PERTURBATION = 0.03
 PARAMETER_FACTOR = 1.25
 RATE_SHIFT = 0.5
-DEFAULT_SEED = 20250713  # the run's default: the audit reuses its samples
 
 
 @dataclass

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from theory.parameters import PARAMETERS, ParameterError
+from verification.runner import DEFAULT_SEED
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_T = 16384
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", choices=("quick", "standard"), default="standard")
     r.add_argument("--sizes", type=parse_sizes)
     r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000))
-    r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=20250713)
+    r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED)
     r.add_argument("--set", action="append", metavar="NAME=VALUE")
     r.add_argument("--perturb", type=parse_float("--perturb", -1.0, 1.0), default=0.0)
     r.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)

@@ -54,14 +54,16 @@ class DepthProfile:
 
 
 def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 1.0,
-                  root_seed: int = 20250713) -> DepthProfile:
+                  root_seed: int | None = None) -> DepthProfile:
     """Sample ``seeds`` standard and fixed networks (same draws) and the limits per layer."""
     import sympy as sp
 
     from numerics.experiments import _twin_streams, width_of
     from numerics.networks import NetworkConfig, forward
     from theory import layers
+    from verification.runner import DEFAULT_SEED
 
+    root_seed = DEFAULT_SEED if root_seed is None else root_seed
     d = width_of(T, gamma)
     std, fix = np.empty((seeds, depth)), np.empty((seeds, depth))
     for s in range(seeds):
@@ -151,7 +153,7 @@ def register(sub) -> None:
     p.add_argument("--depth", type=_int_in("--depth", 1, 64), default=10)
     p.add_argument("--seeds", type=_int_in("--seeds", 2, 1000), default=5)
     p.add_argument("--gamma", type=parse_float("--gamma", 0.0, 1.0000001), default=1.0)
-    p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=20250713)
+    p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=None)
     p.add_argument("--out", default="reports/out")
 
 

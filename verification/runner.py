@@ -25,7 +25,10 @@ import numpy as np
 
 from verification.store import Store, encode, parameters_key
 
-__all__ = ["Task", "stream", "run_task", "SerialExecutor", "default_executor", "sweep",
+#: The root seed used when none is given (recorded in every result either way).
+DEFAULT_SEED = 20250713
+
+__all__ = ["DEFAULT_SEED", "Task", "stream", "run_task", "SerialExecutor", "default_executor", "sweep",
            "replay_seed"]
 
 

@@ -14,7 +14,7 @@ from typing import Callable, Mapping, Sequence
 
 from verification.claims import Claim, Profile
 from verification.registry import get_claim
-from verification.runner import default_executor, plan, replay_seed, sweep
+from verification.runner import DEFAULT_SEED, default_executor, plan, replay_seed, sweep
 from verification.store import Store, code_version, parameters_key
 from verification.inference import two_sided_quantile
 from verification.verdict import (
@@ -35,7 +35,7 @@ class RunOptions:
     profile: str = "standard"
     sizes: Sequence[int] | None = None
     replicates: int | None = None
-    seed: int = 20250713
+    seed: int = DEFAULT_SEED
     overrides: Mapping[str, float] = field(default_factory=dict)
     perturb: float = 0.0
     workers: int = 1
