@@ -60,7 +60,8 @@ def _disc_modulus_cdf(p: Mapping[str, float], scale: float):
 
 def _grid(low: int, high: int, ratio: float = math.sqrt(2)) -> tuple[int, ...]:
     """Geometric grid ``low * ratio^k <= high``, rounded to integers."""
-    n = int(math.floor(math.log(high / low) / math.log(ratio) + 1e-9)) + 1
+    # the tolerance keeps a bound given to 4 digits, e.g. 724 ~ 64 * sqrt(2)^7 = 724.08
+    n = int(math.floor(math.log(high / low) / math.log(ratio) + 1e-3)) + 1
     return tuple(int(round(low * ratio**k)) for k in range(n))
 
 

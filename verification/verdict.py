@@ -44,6 +44,9 @@ __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests"
            "DEFAULT_LEVEL"]
 
 DEFAULT_LEVEL = 0.01
+#: A limit statistic whose every replicate equals the prediction to this relative
+#: accuracy is exact at those parameters (1000 ulps of accumulated round-off).
+ROUNDOFF = 1e3 * float(np.finfo(float).eps)
 RULES = (
     "exact: every replicate within the stated round-off tolerance",
     "rate: fitted exponent beta of the mean |error| satisfies beta + q se >= stated rate "
@@ -200,6 +203,12 @@ def _statistical(check: Check, claim: Claim, data: Measurements, predicted: floa
     err_se = np.array([r.error_se for r in rows])
     if not check.asserted:
         result.verdict, result.reason = "recorded", check.record_note or check.rate_note
+        return result
+    if check.kind == "limit" and np.all(err <= ROUNDOFF * max(1.0, abs(predicted))):
+        # equal to the limit to round-off at every size (e.g. the gradient identity at
+        # depth 1, where no value weight is averaged over): exact here, no rate to fit
+        result.reason = (f"equal to the limit to round-off at every size (max mean error "
+                         f"{err.max():.1e} <= {ROUNDOFF:.1e} relative): exact here")
         return result
     if check.rate is None:
         bound = err[0] + q * math.hypot(err_se[0], err_se[-1])
