@@ -51,6 +51,7 @@ from numerics.samplers import (
     softmax_rows,
 )
 from numerics.statistics import frobenius_sq, top_singular_values
+from theory.parameters import PARAMETERS
 
 __all__ = [
     "ATTENTIONS",
@@ -115,20 +116,6 @@ def _as_int(name: str, value: object, low: int, high: float = math.inf, what: st
     return int(number)
 
 
-def _as_float(name: str, value: object, positive: bool, what: str = "") -> float:
-    """``value`` as a finite float (positive if asked), or a ValueError naming the parameter."""
-    interval = "(0, inf)" if positive else "(-inf, inf)"
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"parameter '{name}'{what} must be a real number in {interval}, got {value!r}"
-        ) from None
-    if not math.isfinite(number) or (positive and number <= 0.0):
-        raise ValueError(f"parameter '{name}'{what} must be in {interval}, got {value!r}")
-    return number
-
-
 @dataclass(frozen=True)
 class NetworkConfig:
     r"""Parameters of an attention-only network :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`.
@@ -165,7 +152,7 @@ class NetworkConfig:
         """Validate every field and store it normalised (``int``/``float``/``bool``)."""
         T = _as_int("T", self.T, 2, what=" (number of tokens)")
         d = _as_int("d", self.d, T, what=f" (width; needs d >= T = {T} for an isometric input)")
-        depth = _as_int("depth", self.depth, 1, 64, what=" (number of layers)")
+        depth = PARAMETERS["depth"].validate(_as_int("depth", self.depth, 1, 64, what=" (number of layers)"))
         if self.attention not in ATTENTIONS:
             raise ValueError(
                 f"parameter 'attention' must be one of {', '.join(map(repr, ATTENTIONS))}, "
@@ -182,10 +169,10 @@ class NetworkConfig:
             )
         if not isinstance(self.fixed, (bool, np.bool_)):
             raise ValueError(f"parameter 'fixed' must be True or False, got {self.fixed!r}")
-        s2 = _as_float("s2", self.s2, True, " (logit variance)")
-        mu = _as_float("mu", self.mu, False, " (logit mean)")
-        sigma_V = _as_float("sigma_V", self.sigma_V, True, " (value-weight standard deviation)")
-        d_qk = _as_int("d_qk", self.d_qk, 1, what=" (key/query head width)")
+        # model parameters: one description of each domain (theory.parameters)
+        s2, mu, sigma_V = (float(PARAMETERS[n].validate(getattr(self, n)))
+                           for n in ("s2", "mu", "sigma_V"))
+        d_qk = PARAMETERS["d_qk"].validate(_as_int("d_qk", self.d_qk, 1, what=" (key/query head width)"))
         for name, value in (("T", T), ("d", d), ("depth", depth), ("s2", s2), ("mu", mu),
                             ("sigma_V", sigma_V), ("d_qk", d_qk), ("fixed", bool(self.fixed))):
             object.__setattr__(self, name, value)
@@ -203,9 +190,7 @@ class NetworkConfig:
     @classmethod
     def from_gamma(cls, T: int, gamma: float, depth: int, **kwargs: object) -> "NetworkConfig":
         r"""Config with width :math:`d = \mathrm{round}(T / \gamma)`, :math:`\gamma \in (0, 1]`."""
-        g = _as_float("gamma", gamma, True, " (ratio T/d)")
-        if g > 1.0:
-            raise ValueError(f"parameter 'gamma' (ratio T/d) must be in (0, 1], got {gamma!r}")
+        g = float(PARAMETERS["gamma"].validate(gamma))  # (0, 1]
         T_int = _as_int("T", T, 2, what=" (number of tokens)")
         return cls(T=T_int, d=max(T_int, round(T_int / g)), depth=depth, **kwargs)  # type: ignore[arg-type]
 

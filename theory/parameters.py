@@ -60,7 +60,7 @@ class Parameter:
         if self.integer:
             top = "" if math.isinf(self.high) else f" and <= {self.high:g}"
             return f"integers >= {self.low:g}{top}"
-        left = "(" if self.low_open else "["
+        left = "(" if self.low_open or math.isinf(self.low) else "["
         right = ")" if self.high_open or math.isinf(self.high) else "]"
         hi = "inf" if math.isinf(self.high) else f"{self.high:g}"
         lo = "-inf" if math.isinf(self.low) else f"{self.low:g}"
