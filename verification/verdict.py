@@ -189,14 +189,13 @@ def _errors(check: Check, claim: Claim, reps, predicted: float, params, scale: f
 def _statistical(check: Check, claim: Claim, data: Measurements, predicted: float,
                  params: Mapping[str, float], variant: Variant, q: float, base: dict) -> CheckResult:
     sizes = sorted(data)
-    rows, err_sum = [], []
+    rows = []
     for T in sizes:
         reps = data[T]
         e = _errors(check, claim, reps, predicted, params, variant.scale)
         x = e if check.kind == "distance" else _values(reps, check.statistic)
         sx, se_ = summarise(T, x), summarise(T, e)
         rows.append(SizeRow(T, sx.n, sx.mean, sx.se, se_.mean, se_.se))
-        err_sum.append(se_)
     result = CheckResult(**base, verdict="pass", reason="", rows=rows)
     Ts = np.array(sizes, dtype=float)
     err = np.array([r.error for r in rows])
@@ -204,12 +203,22 @@ def _statistical(check: Check, claim: Claim, data: Measurements, predicted: floa
     if not check.asserted:
         result.verdict, result.reason = "recorded", check.record_note or check.rate_note
         return result
-    if check.kind == "limit" and np.all(err <= ROUNDOFF * max(1.0, abs(predicted))):
-        # equal to the limit to round-off at every size (e.g. the gradient identity at
-        # depth 1, where no value weight is averaged over): exact here, no rate to fit
-        result.reason = (f"equal to the limit to round-off at every size (max mean error "
-                         f"{err.max():.1e} <= {ROUNDOFF:.1e} relative): exact here")
-        return result
+    floor = ROUNDOFF * max(1.0, abs(predicted))
+    informative = err > floor if check.kind == "limit" else np.ones(len(err), bool)
+    if not informative.all():
+        # sizes where the statistic equals its limit to round-off carry no rate: the
+        # gradient identity at depth 1 is exact for every draw; sr(Sigma_l) - 1 ~ T^(1-2l)
+        # reaches double precision by T ~ 100 at depth 4
+        first = sizes[int(np.flatnonzero(~informative)[0])]
+        if informative.sum() < 3:
+            result.reason = (f"equal to the limit to round-off (mean error <= {floor:.1e}) "
+                             f"from T = {first} on: exact there, faster than any rate")
+            return result
+        Ts, err, err_se = Ts[informative], err[informative], err_se[informative]
+        rows_used = [r for r, keep in zip(rows, informative) if keep]
+        result.reason = f"sizes at round-off from T = {first} excluded; "
+    else:
+        rows_used = rows
     if check.rate is None:
         bound = err[0] + q * math.hypot(err_se[0], err_se[-1])
         ok = err[-1] <= bound
@@ -227,8 +236,8 @@ def _statistical(check: Check, claim: Claim, data: Measurements, predicted: floa
     fit = power_law_fit(Ts, err, err_se)
     result.beta, result.beta_se = -fit.b, fit.se_b
     rate_ok = result.beta + q * fit.se_b >= rate
-    means = np.array([r.mean for r in rows])
-    mean_se = np.array([r.se for r in rows])
+    means = np.array([r.mean for r in rows_used])
+    mean_se = np.array([r.se for r in rows_used])
     target = 0.0 if check.kind == "distance" else predicted
     # extrapolate at the stated rate, or at the fitted one where the data converge faster
     # (a stated rate is a lower bound; a faster truth would bias a fixed-rate intercept)
@@ -245,7 +254,7 @@ def _statistical(check: Check, claim: Claim, data: Measurements, predicted: floa
     if not limit_ok:
         reasons.append(f"extrapolated limit {ext.a:.5g}±{ext.se_a:.2g} misses {target:.5g}")
     result.verdict = "pass" if rate_ok and limit_ok else "fail"
-    result.reason = "; ".join(reasons) or (
+    result.reason += "; ".join(reasons) or (
         f"error ~ T^(-beta), beta = {result.beta:.2f}±{fit.se_b:.2f} (stated {rate:.3g}); "
         f"limit {ext.a:.5g}±{ext.se_a:.2g}")
     if result.verdict == "fail":

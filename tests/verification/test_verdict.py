@@ -80,3 +80,17 @@ def test_bonferroni_quantile():
     assert two_sided_quantile(0.01, 10) > two_sided_quantile(0.01, 1)
     with pytest.raises(ValueError, match="'level'"):
         two_sided_quantile(1.5, 1)
+
+
+def test_sizes_at_round_off_carry_no_rate():
+    """x_T - L ~ T^-7 reaches double precision by T ~ 128: those sizes are dropped from
+    the fit, and a statistic at round-off from the second size on is exact there."""
+    claim = synthetic_claim(rate=6.85)
+    rng = np.random.default_rng(4)
+    data = {T: [{"x": LIMIT + (LIMIT * 1e-3 * (64 / T) ** 7 if T <= 128 else 0.0)
+                 + LIMIT * 2e-16 * rng.standard_normal()} for _ in range(8)] for T in SIZES}
+    res = judge_claim(claim, data, {}, q=3.0, root_seed=0)
+    assert res.verdict == "pass" and "round-off" in res.checks[0].reason
+    # a wrong limit is still rejected: the errors are then far above round-off
+    bad = judge_claim(claim, data, {}, q=3.0, root_seed=0, variant=Variant(scale=1.03))
+    assert bad.verdict == "fail"
