@@ -219,11 +219,15 @@ _register(Claim(
                    lambda p: sp.Integer(int(all(fix_spectrum_identity(3).values()))),
                    r"\chi_{A^\perp}(x)(x-1)/(x\chi_A(x))", kind="exact",
                    note="exact algebra, proven in sympy for a generic 3 x 3 stochastic matrix"),
-        Prediction("law", "theorem", lambda p: singular_law_predictions(p["s2"])["edge"],
-                   r"\mathrm{ESD}(\sqrt{T}A^\perp)", kind="law", note="BCC 2012 Thm 1.1"),
-        Prediction("sqrtT_s1_Aperp", "theorem",
+        Prediction("law", "derived", lambda p: singular_law_predictions(p["s2"])["edge"],
+                   r"\mathrm{ESD}(\sqrt{T}A^\perp)", kind="law",
+                   note="BCC 2012 Thm 1.1 for A, carried to the rank-one perturbation Aperp "
+                        "by interlacing"),
+        Prediction("sqrtT_s1_Aperp", "derived",
                    lambda p: outlier_predictions(p["s2"])["sqrtT_s1_Aperp"],
-                   r"\sqrt{T}\,s_1(A^\perp)", note="BCC 2012, finite fourth moment"),
+                   r"\sqrt{T}\,s_1(A^\perp)",
+                   note="the edge of Q_kappa once the outlier is removed (BCC 2012 edge, "
+                        "finite fourth moment, plus interlacing)"),
     ),
     checks=(
         Check("spectrum", "eig_Aperp", "matching", tolerance=_eig_tolerance,
