@@ -19,14 +19,14 @@ from numerics.samplers import LogNormalEntries, gaussian_matrix, isometric_input
 from numerics.statistics import (
     eigenvalues,
     frobenius_sq,
-    gram_stable_rank,
     singular_values,
     stable_rank,
+    stable_ranks,
     top_eigenvalues,
     top_singular_values,
 )
 
-__all__ = ["EXPERIMENTS", "Experiment", "width_of"]
+__all__ = ["EXPERIMENTS", "Experiment", "twin_streams", "width_of"]
 
 Measurement = dict[str, "float | np.ndarray"]
 Experiment = Callable[[np.random.Generator, int, Mapping[str, float]], Measurement]
@@ -111,14 +111,15 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     W = gaussian_matrix(rng, d, d, p["sigma_V"])
     Y = X0 @ W  # shared by both layers: X1 = A Y, X1perp = Aperp Y
     A_perp = remove_outlier(A)
-    X1, X1_perp = A @ Y, A_perp @ Y
+    sr_X1, sr_Sigma1 = stable_ranks(A @ Y)
+    sr_X1perp, sr_Sigma1perp = stable_ranks(A_perp @ Y)
     return {
         "sr_A": stable_rank(A),
-        "sr_X1": stable_rank(X1),
-        "sr_Sigma1": gram_stable_rank(X1),
+        "sr_X1": sr_X1,
+        "sr_Sigma1": sr_Sigma1,
         "sr_Aperp_over_T": stable_rank(A_perp) / T,
-        "sr_X1perp_over_T": stable_rank(X1_perp) / T,
-        "sr_Sigma1perp_over_T": gram_stable_rank(X1_perp) / T,
+        "sr_X1perp_over_T": sr_X1perp / T,
+        "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
     }
 
 
@@ -135,7 +136,7 @@ EXPERIMENTS: dict[str, Experiment] = {
 
 # --- through the layers (depth, gradients, key-query attention) --------------------------
 
-def _twin_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
+def twin_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
     """Two generators with the same stream: standard and fixed networks on the same draws."""
     child = rng.bit_generator.seed_seq.spawn(1)[0]
     return np.random.default_rng(child), np.random.default_rng(child)
@@ -155,7 +156,7 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     ``O(L (T d^2 + T^3))`` twice."""
     from numerics.networks import forward
 
-    a, b = _twin_streams(rng)
+    a, b = twin_streams(rng)
     std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True))
     return {
         "sr_X": float(std.sr_X[-1]), "sr_Sigma": float(std.sr_Sigma[-1]),

@@ -50,7 +50,7 @@ from numerics.samplers import (
     remove_outlier,
     softmax_rows,
 )
-from numerics.statistics import frobenius_sq, top_singular_values
+from numerics.statistics import frobenius_sq, stable_ranks
 from theory.parameters import PARAMETERS
 
 __all__ = [
@@ -74,27 +74,6 @@ INITS: tuple[str, ...] = ("gaussian", "xavier")
 _LOG2 = math.log(2.0)
 #: Largest representable logit scale: ``exp(2 log c)`` with ``2 log c`` above this overflows.
 _MAX_LOG_FLOAT = math.log(np.finfo(float).max)
-
-
-# --------------------------------------------------------------------------------------
-# Stable ranks of a layer (helpers of numerics.statistics)
-# --------------------------------------------------------------------------------------
-def _layer_stable_ranks(X: np.ndarray) -> tuple[float, float]:
-    r"""Both stable ranks of ``X`` from one top singular value and one Gram matrix.
-
-    .. math::
-
-        \mathrm{sr}(X) = \frac{\|X\|_F^2}{s_1^2},\qquad
-        \mathrm{sr}(X X^\top) = \frac{\sum_i s_i^4}{s_1^4} = \frac{\|G\|_F^2}{s_1^4},
-
-    ``G`` the smaller of :math:`X X^\top`, :math:`X^\top X` (same nonzero spectrum
-    :math:`s_i^2`). One Lanczos for :math:`s_1` (:func:`numerics.statistics.top_singular_values`,
-    ``O(m n)`` per iteration [4]_) and ``O(m n min(m, n))`` for ``G``; no SVD.
-    Returns ``(sr_X, sr_Sigma)``.
-    """
-    s1 = float(top_singular_values(X, 1)[0])
-    G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # smaller Gram, eigenvalues s_i^2
-    return frobenius_sq(X) / s1**2, frobenius_sq(G) / s1**4  # ||X||_F^2/s1^2, ||G||_F^2/s1^4
 
 
 # --------------------------------------------------------------------------------------
@@ -361,7 +340,7 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         X_hat = Y / nrm  # ||X_hat||_F = 1
         log_c += math.log(nrm)  # log ||X_l||_F
         P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        stats["sr_X"][ell], stats["sr_Sigma"][ell] = _layer_stable_ranks(X_hat)
+        stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
         stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
         stats["log_frob_X"][ell] = log_c
         if keep_matrices:

@@ -23,6 +23,7 @@ __all__ = [
     "top_singular_values",
     "stable_rank",
     "gram_stable_rank",
+    "stable_ranks",
     "singular_values",
     "eigenvalues",
     "top_eigenvalues",
@@ -65,16 +66,25 @@ def stable_rank(M: np.ndarray) -> float:
     return frobenius_sq(M) / s1**2
 
 
-def gram_stable_rank(X: np.ndarray) -> float:
-    r"""Stable rank of :math:`\Sigma = XX^\top`: :math:`\sum_i s_i^4 / s_1^4`.
+def stable_ranks(X: np.ndarray) -> tuple[float, float]:
+    r"""Both stable ranks of ``X`` from one top singular value: ``(sr(X), sr(X X^T))``.
 
-    Uses the smaller Gram matrix :math:`G` (:math:`XX^\top` or :math:`X^\top X`, which have
-    the same nonzero spectrum): :math:`\|G\|_F^2 / s_1(X)^4`; ``O(mn min(m,n))``
-    for the Gram product plus Lanczos on ``X``.
+    .. math::
+
+        \mathrm{sr}(X) = \frac{\|X\|_F^2}{s_1^2},\qquad
+        \mathrm{sr}(XX^\top) = \frac{\sum_i s_i^4}{s_1^4} = \frac{\|G\|_F^2}{s_1^4},
+
+    ``G`` the smaller of :math:`XX^\top`, :math:`X^\top X` (same nonzero spectrum).
+    One Lanczos for :math:`s_1` plus ``O(mn min(m, n))`` for ``G``; no SVD.
     """
-    G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X
     s1 = top_singular_values(X, 1)[0]
-    return frobenius_sq(G) / s1**4
+    G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # eigenvalues s_i^2
+    return frobenius_sq(X) / s1**2, frobenius_sq(G) / s1**4
+
+
+def gram_stable_rank(X: np.ndarray) -> float:
+    r"""Stable rank of :math:`\Sigma = XX^\top`: :math:`\sum_i s_i^4 / s_1^4` (:func:`stable_ranks`)."""
+    return stable_ranks(X)[1]
 
 
 def singular_values(M: np.ndarray) -> np.ndarray:

@@ -88,7 +88,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from verification.claims import Check, Claim
-from verification.verdict import DEFAULT_LEVEL, ClaimResult, Variant, count_tests, judge_claim
+from verification.verdict import DEFAULT_LEVEL, ClaimResult, Variant, judge_claim
 from verification.runner import DEFAULT_SEED
 
 __all__ = ["PERTURBATION", "PARAMETER_FACTOR", "RATE_SHIFT", "AuditOptions", "Probe",
@@ -353,38 +353,25 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                       unmeasured=[p.name for p in claim.predictions if p.name not in measured])
 
 
-def _cases(claim: Claim, profile: str) -> list[dict]:
-    """The parameter points the run judges for ``claim`` (one unless it sweeps cases)."""
-    cases_for = getattr(claim, "cases_for", None)
-    return cases_for(profile) if cases_for else [claim.resolve({})]
-
-
 def _varying(claim: Claim, cases: list[dict]) -> list[str]:
     return [k for k in claim.parameters if len({str(c[k]) for c in cases}) > 1]
 
 
 def plan(opts: AuditOptions):
-    """Claims, profiles, cases and the Bonferroni quantile, exactly as ``verify`` sets
-    them: ``count_tests`` per claim, times its number of cases."""
-    from verification.inference import two_sided_quantile
-    from verification.registry import get_claim
-    from verification.suite import RunOptions, _profile
+    """Claims, profiles, cases, test count and quantile: the plan of the equivalent run
+    (:func:`verification.suite.plan_run`), so the audit reports the power of that run."""
+    from verification.suite import RunOptions, plan_run
 
-    run_opts = RunOptions(claims=list(opts.claims), profile=opts.profile, sizes=opts.sizes,
-                          replicates=opts.replicates, seed=opts.seed, workers=opts.workers,
-                          level=opts.level)
-    claims = [get_claim(c) for c in opts.claims]
-    profiles = {c.id: _profile(c, run_opts) for c in claims}
-    cases = {c.id: _cases(c, opts.profile) for c in claims}
-    tests = sum(len(cases[c.id]) * count_tests([c], {c.id: len(profiles[c.id].sizes)})
-                for c in claims)
-    return claims, profiles, cases, tests, two_sided_quantile(opts.level, tests)
+    run = plan_run(RunOptions(claims=list(opts.claims), profile=opts.profile,
+                              sizes=opts.sizes, replicates=opts.replicates, seed=opts.seed,
+                              workers=opts.workers, level=opts.level))
+    return run.claims, run.profiles, run.cases, run.tests, run.q
 
 
 def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditReport:
     """Sample (or reuse) every case of every selected claim once and audit it."""
     from verification.runner import default_executor
-    from verification.suite import _sample
+    from verification.suite import sample
 
     claims, profiles, cases, tests, q = plan(opts)
     own = executor is None
@@ -394,8 +381,8 @@ def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditRepor
         for claim in claims:
             varying = _varying(claim, cases[claim.id])
             for params in cases[claim.id]:
-                data = _sample(store, claim, params, profiles[claim.id], opts.seed, executor,
-                               progress)
+                data = sample(store, claim, params, profiles[claim.id], opts.seed, executor,
+                              progress)
                 result = audit_claim(claim, data, params, q=q, root_seed=opts.seed,
                                      strict=opts.strict)
                 result.case = {k: params[k] for k in varying}

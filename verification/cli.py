@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import math
 import sys
 from pathlib import Path
@@ -169,7 +170,7 @@ def _cmd_run(args) -> int:
     overrides = parse_set(args.set)
     if overrides and not any(k in get_claim(c).parameters for c in claims for k in overrides):
         raise UsageError(f"no selected claim takes parameter '{next(iter(overrides))}'")
-    workers = args.workers or max(1, min(2, __import__("os").cpu_count() or 1))
+    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
     opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=args.perturb, workers=workers, level=args.level,

@@ -111,5 +111,7 @@ def verdict_table(results, opts) -> None:
         if res.replay:
             console.print(f"  replayed with root seed {res.replay['root_seed']}: "
                           f"{res.replay['verdict']}")
-    console.print("Rules: " + "; ".join(__import__("verification.verdict", fromlist=["RULES"]).RULES),
+    from verification.verdict import RULES
+
+    console.print("Rules: " + "; ".join(RULES),
                   style="dim")

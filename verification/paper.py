@@ -58,7 +58,7 @@ def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 
     """Sample ``seeds`` standard and fixed networks (same draws) and the limits per layer."""
     import sympy as sp
 
-    from numerics.experiments import _twin_streams, width_of
+    from numerics.experiments import twin_streams, width_of
     from numerics.networks import NetworkConfig, forward
     from theory import layers
     from verification.runner import DEFAULT_SEED
@@ -67,7 +67,7 @@ def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 
     d = width_of(T, gamma)
     std, fix = np.empty((seeds, depth)), np.empty((seeds, depth))
     for s in range(seeds):
-        a, b = _twin_streams(np.random.default_rng([s, T, depth, root_seed]))
+        a, b = twin_streams(np.random.default_rng([s, T, depth, root_seed]))
         std[s] = forward(a, NetworkConfig(T=T, d=d, depth=depth)).sr_Sigma
         fix[s] = forward(b, NetworkConfig(T=T, d=d, depth=depth, fixed=True)).sr_Sigma
     g = sp.Rational(repr(float(T / d)))

@@ -17,7 +17,6 @@ from typing import Mapping
 
 import numpy as np
 import sympy as sp
-from scipy import stats
 
 from numerics.statistics import LANCZOS_TOL
 from theory.laws import KAPPA, disc_modulus_law, quarter_circle
@@ -29,7 +28,6 @@ from theory.markov import (
     sr_Aperp_over_T,
     width_standard_predictions,
 )
-from theory.softmax import kappa_squared, S2
 
 from verification.claims import Check, Claim, Prediction, Profile, RateRule
 

@@ -10,7 +10,7 @@ import dataclasses
 import shlex
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from verification.claims import Claim, Profile
 from verification.registry import get_claim
@@ -26,7 +26,8 @@ from verification.verdict import (
     judge_claim,
 )
 
-__all__ = ["RunOptions", "verify", "results_json", "reproduce_command"]
+__all__ = ["RunOptions", "RunPlan", "plan_run", "sample", "verify", "results_json",
+           "reproduce_command"]
 
 
 @dataclass
@@ -49,6 +50,28 @@ def _profile(claim: Claim, opts: RunOptions) -> Profile:
                    opts.replicates or base.replicates)
 
 
+@dataclass
+class RunPlan:
+    """What a run judges: claims, their sweep profiles and parameter cases, the number of
+    statistical tests and the Bonferroni quantile ``q`` (shared by ``run`` and ``audit``)."""
+
+    claims: list[Claim]
+    profiles: dict[str, Profile]
+    cases: dict[str, list[dict]]
+    tests: int
+    q: float
+
+
+def plan_run(opts: RunOptions) -> RunPlan:
+    """``count_tests`` per claim times its number of cases; ``q`` at ``opts.level``."""
+    claims = [get_claim(c) for c in opts.claims]
+    profiles = {c.id: _profile(c, opts) for c in claims}
+    cases = {c.id: c.cases_for(opts.profile, opts.overrides) for c in claims}
+    tests = sum(len(cases[c.id]) * count_tests([c], {c.id: len(profiles[c.id].sizes)})
+                for c in claims)
+    return RunPlan(claims, profiles, cases, tests, two_sided_quantile(opts.level, tests))
+
+
 def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
                       overrides: Mapping[str, float], perturb: float) -> str:
     parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
@@ -60,8 +83,10 @@ def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: i
     return shlex.join(parts)
 
 
-def _sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
-            executor: Executor, progress) -> dict:
+def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
+           executor: Executor, progress=None) -> dict:
+    """Sample what the store lacks for one case of ``claim`` and load all of it
+    (size -> replicate measurements)."""
     version = code_version()
     tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
     if progress:
@@ -97,11 +122,11 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
                 store: Store, executor: Executor, progress) -> ClaimResult:
-    data = _sample(store, claim, values, prof, opts.seed, executor, progress)
+    data = sample(store, claim, values, prof, opts.seed, executor, progress)
     result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant)
     if result.verdict == "fail" and opts.replay:
         again_seed = replay_seed(opts.seed)
-        again = _sample(store, claim, values, prof, again_seed, executor, progress)
+        again = sample(store, claim, values, prof, again_seed, executor, progress)
         replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant)
         result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
                          "failed": [c.label for c in replay.failed]}
@@ -120,22 +145,17 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
     """Run and judge every claim in ``opts.claims`` (every case of each); one result per claim."""
-    claims = [get_claim(c) for c in opts.claims]
-    profiles = {c.id: _profile(c, opts) for c in claims}
-    cases = {c.id: c.cases_for(opts.profile, opts.overrides) for c in claims}
-    tests = sum(len(cases[c.id]) * count_tests([c], {c.id: len(profiles[c.id].sizes)})
-                for c in claims)
-    q = two_sided_quantile(opts.level, tests)
+    run = plan_run(opts)
     variant = Variant(name="as stated" if not opts.perturb else f"perturbed by {opts.perturb:+g}",
                       scale=1.0 + opts.perturb)
     own = executor is None
     executor = executor or default_executor(opts.workers)
     results = []
     try:
-        for claim in claims:
-            parts = [(values, _judge_case(claim, values, profiles[claim.id], opts, q, variant,
-                                          store, executor, progress))
-                     for values in cases[claim.id]]
+        for claim in run.claims:
+            parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts, run.q,
+                                          variant, store, executor, progress))
+                     for values in run.cases[claim.id]]
             results.append(_merge(claim, parts))
     finally:
         if own:

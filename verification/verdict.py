@@ -37,7 +37,6 @@ from verification.inference import (
     extrapolate_limit,
     power_law_fit,
     summarise,
-    two_sided_quantile,
 )
 
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
