@@ -1,0 +1,141 @@
+r"""Claim family ``layers``: rank collapse in width and depth, and key-query attention."""
+from __future__ import annotations
+from typing import Mapping
+
+import sympy as sp
+
+from theory.markov import sr_Aperp_over_T, width_standard_predictions
+
+from verification.claims import Check, Claim, Prediction, RateRule
+from verification.registry._common import (
+    GAP, _EDGE_NOTE, _k2, _layers, _profiles, _register,
+)
+
+
+def _width_fixed(name: str):
+    def formula(p: Mapping[str, sp.Expr]) -> sp.Expr:
+        from theory import layers  # the free-probability engine
+
+        fn = {"sr_X1perp_over_T": layers.sr_Xperp_over_T,
+              "sr_Sigma1perp_over_T": layers.sr_Sigmaperp_over_T}[name]
+        return fn(1, p["gamma"])
+
+    return formula
+
+
+
+_register(Claim(
+    id="width.stable_rank",
+    title=r"Rank collapse in width: $\mathrm{sr}$ bounded for $A$, linear in $T$ for $A^\perp$",
+    predictions=(
+        Prediction("sr_A", "derived", lambda p: width_standard_predictions(p["s2"])["sr_A"],
+                   r"\mathrm{sr}(A)"),
+        Prediction("sr_X1", "derived", lambda p: width_standard_predictions(p["s2"])["sr_X1"],
+                   r"\mathrm{sr}(X_1)"),
+        Prediction("sr_Sigma1", "derived",
+                   lambda p: width_standard_predictions(p["s2"])["sr_Sigma1"],
+                   r"\mathrm{sr}(\Sigma_1)"),
+        Prediction("sr_Aperp_over_T", "derived", lambda p: sr_Aperp_over_T(),
+                   r"\mathrm{sr}(A^\perp)/T"),
+        Prediction("sr_X1perp_over_T", "derived", _width_fixed("sr_X1perp_over_T"),
+                   r"\mathrm{sr}(X_1^\perp)/T", note="free probability: 1/x*"),
+        Prediction("sr_Sigma1perp_over_T", "derived", _width_fixed("sr_Sigma1perp_over_T"),
+                   r"\mathrm{sr}(\Sigma_1^\perp)/T", note="free probability: (2+gamma)/x*^2"),
+    ),
+    checks=(
+        Check("sr_A", "sr_A", "limit", rate=0.75, rate_status="derived",
+              rate_note="||A||_F^2 = 1 + ||Aperp||_F^2 and s1 - 1 both O(1/T); measured local "
+                        "slope 0.93 (T = 64..1024): asserted 3/4"),
+        Check("sr_X1", "sr_X1", "limit", rate=1 / 3, rate_status="derived",
+              rate_note="the rank-one mass ||W^T X0^T 1||^2/T is chi-square with d dof: sd ~ "
+                        "d^-1/2 asymptotically; measured local slope 0.42: asserted 1/3"),
+        Check("sr_Sigma1", "sr_Sigma1", "limit", rate=0.85, rate_status="derived",
+              rate_note="the bulk adds sum s_i^4/s_1^4 = O(1/T); measured local slope 0.98: "
+                        "asserted 0.85"),
+        Check("sr_Aperp_over_T", "sr_Aperp_over_T", "limit", rate=None,
+              rate_note="set by the edge s1(Aperp): " + _EDGE_NOTE),
+        Check("sr_X1perp_over_T", "sr_X1perp_over_T", "limit", rate=None,
+              rate_note="set by the top singular value of a bulk matrix: " + _EDGE_NOTE),
+        Check("sr_Sigma1perp_over_T", "sr_Sigma1perp_over_T", "limit", rate=None,
+              rate_note="set by the top singular value of a bulk matrix: " + _EDGE_NOTE),
+    ),
+    parameters=("s2", "mu", "gamma", "sigma_V"),
+    experiment="width.stable_rank",
+    references=(GAP,),
+    profiles=_profiles((64, 1024, 12), (64, 1448, 20)),
+))
+
+
+
+_DEPTH_CASES = {"quick": ({"depth": 2, "gamma": 1.0}, {"depth": 3, "gamma": 0.5}),
+                "standard": ({"depth": 2, "gamma": 1.0}, {"depth": 2, "gamma": 0.5},
+                             {"depth": 3, "gamma": 0.5}, {"depth": 4, "gamma": 1.0})}
+# asymptotic rates less 0.15: measured local slopes at T <= 362 were 0.94 (l = 2) and
+# 1.91 (l = 3) for sr_X, 2.94 (l = 2) and 4.92 (l = 3) for sr_Sigma
+_SR_X_RATE = RateRule("l - 1.15 for l >= 2; 1/3 at l = 1",
+                      lambda p: 1 / 3 if int(p["depth"]) == 1 else int(p["depth"]) - 1.15)
+_SR_SIGMA_RATE = RateRule("2 l - 1.15", lambda p: 2 * int(p["depth"]) - 1.15)
+_FC_NOTE = ("no rate asserted: set by the top singular value of a product of bulk matrices, "
+            "which converges slowly for log-normal entries (THEORY.md heavy_tail.edge); the "
+            "mean approaches the limit from above (+9% at T = 64, +2% at T = 512 for "
+            "(l, gamma) = (2, 1)) but not as a clean power law, so an extrapolation at any "
+            "stated rate is biased at T <= 1024; consistency only")
+
+_register(Claim(
+    id="depth.stable_rank",
+    title=r"Rank collapse in depth: $\mathrm{sr}(X_\ell)\to1$; with $A^\perp$, $\mathrm{sr}/T$ from free probability",
+    predictions=(
+        Prediction("sr_X", "derived", lambda p: _layers().sr_X(int(p["depth"]), _k2(p)),
+                   r"\mathrm{sr}(X_\ell)"),
+        Prediction("sr_Sigma", "derived", lambda p: _layers().sr_Sigma(int(p["depth"])),
+                   r"\mathrm{sr}(\Sigma_\ell)"),
+        Prediction("sr_Xperp_over_T", "derived",
+                   lambda p: _layers().sr_Xperp_over_T(int(p["depth"]), p["gamma"]),
+                   r"\mathrm{sr}(X_\ell^\perp)/T", note="1/x*_l, S(z) = (1+z)^-l (1+gamma z)^-l"),
+        Prediction("sr_Sigmaperp_over_T", "derived",
+                   lambda p: _layers().sr_Sigmaperp_over_T(int(p["depth"]), p["gamma"]),
+                   r"\mathrm{sr}(\Sigma_\ell^\perp)/T", note="(1 + l(1+gamma))/x*_l^2"),
+    ),
+    checks=(
+        Check("sr_X", "sr_X", "limit", rate=_SR_X_RATE, rate_status="derived",
+              rate_note="the bulk's Frobenius mass relative to the rank-one part is "
+                        "kappa^(2l) T^(1-l) for l >= 2; at l = 1 the chi-square (d dof) "
+                        "fluctuation of the rank-one mass dominates: d^(-1/2); asserted 0.15 "
+                        "below (l = 1: as width sr_X1)"),
+        Check("sr_Sigma", "sr_Sigma", "limit", rate=_SR_SIGMA_RATE, rate_status="derived",
+              rate_note="the bulk adds sum_(i>=2) s_i^4 / s_1^4 = kappa^(4l) m_2 T^(1-2l); "
+                        "asserted 0.15 below"),
+        Check("sr_Xperp_over_T", "sr_Xperp_over_T", "limit", rate=None, rate_note=_FC_NOTE),
+        Check("sr_Sigmaperp_over_T", "sr_Sigmaperp_over_T", "limit", rate=None, rate_note=_FC_NOTE),
+    ),
+    parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
+    experiment="depth.network",
+    references=(GAP,),
+    profiles=_profiles((64, 363, 24), (64, 724, 24)),
+    cases=_DEPTH_CASES,
+))
+
+_register(Claim(
+    id="depth.frobenius",
+    title=r"$\|A_\ell\cdots A_1\|_F^2 \to 1$ for $\ell\ge2$; $T^{\ell-1}\|A^\perp_\ell\cdots A^\perp_1\|_F^2\to\kappa^{2\ell}$",
+    predictions=(
+        Prediction("frob_A", "derived", lambda p: _layers().frob_A(int(p["depth"]), _k2(p)),
+                   r"\|A_\ell\cdots A_1\|_F^2"),
+        Prediction("frob_Aperp_scaled", "derived",
+                   lambda p: _layers().frob_Aperp_scaled(int(p["depth"]), _k2(p)),
+                   r"T^{\ell-1}\|A^\perp_\ell\cdots A^\perp_1\|_F^2"),
+    ),
+    checks=(
+        Check("frob_A", "frob_A", "limit", rate=0.85, rate_status="derived",
+              rate_note="column-sum fluctuations of the cross terms are O(kappa^2/T); a "
+                        "subleading correction keeps the local slope at 0.92-0.97 for "
+                        "T <= 512: asserted 0.85"),
+        Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", rate=0.5, rate_status="empirical",
+              rate_note="normalised trace of a product of l bulk matrices; measured slope >= 0.5"),
+    ),
+    parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
+    experiment="depth.network",
+    references=(GAP,),
+    profiles=_profiles((64, 363, 24), (64, 724, 24)),
+    cases=_DEPTH_CASES,
+))
