@@ -104,20 +104,26 @@ def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
 def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""One layer :math:`X_1 = A X_0 W_1` and :math:`X_1^\perp = A^\perp X_0 W_1` on the same
     draw: stable ranks of :math:`A, X_1, \Sigma_1` and of the fixed versions over ``T``.
-    ``O(T^2 d + T d^2)`` for the products, Lanczos for the top singular values."""
+
+    :math:`Y = X_0 W_1` is sampled directly as a ``T x d`` matrix of i.i.d.
+    :math:`N(0, \sigma_V^2)` entries: with :math:`X_0 X_0^\top = I_T` and :math:`W_1`
+    Gaussian, :math:`X_0 W_1` has exactly that law (orthogonal invariance of :math:`W_1`),
+    independent of :math:`A`. Cost ``O(T^2 d)`` for :math:`AY` and the Gram matrices,
+    ``O(T d)`` for :math:`A^\perp Y = AY - \mathbf 1 (\mathbf 1^\top Y)/T` (rank-one
+    update), Lanczos for the top singular values; no QR and no ``d x d`` product.
+    """
     d = width_of(T, p["gamma"])
     A = _attention(rng, T, p)
-    X0 = isometric_input(rng, T, d)
-    W = gaussian_matrix(rng, d, d, p["sigma_V"])
-    Y = X0 @ W  # shared by both layers: X1 = A Y, X1perp = Aperp Y
-    A_perp = remove_outlier(A)
-    sr_X1, sr_Sigma1 = stable_ranks(A @ Y)
-    sr_X1perp, sr_Sigma1perp = stable_ranks(A_perp @ Y)
+    Y = gaussian_matrix(rng, T, d, p["sigma_V"])  # ~ X0 W1 in law
+    X1 = A @ Y
+    X1perp = X1 - Y.mean(axis=0, keepdims=True)  # Aperp Y = A Y - 1 (1^T Y) / T
+    sr_X1, sr_Sigma1 = stable_ranks(X1)
+    sr_X1perp, sr_Sigma1perp = stable_ranks(X1perp)
     return {
         "sr_A": stable_rank(A),
         "sr_X1": sr_X1,
         "sr_Sigma1": sr_Sigma1,
-        "sr_Aperp_over_T": stable_rank(A_perp) / T,
+        "sr_Aperp_over_T": stable_rank(remove_outlier(A)) / T,
         "sr_X1perp_over_T": sr_X1perp / T,
         "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
     }

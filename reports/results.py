@@ -42,6 +42,9 @@ _OTHER_VERDICTS = {
     "flaky": "flaky (did not recur on replay)",
     "recorded": "recorded (not asserted)",
     "not assessed": "not assessed",
+    "not verified": "not verified (lacks power)",
+    "lacks power": "lacks power",
+    "outside domain": "outside its domain (not judged)",
 }
 
 

@@ -101,8 +101,12 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
     rate = check.get("rate")
     if check["kind"] in ("exact", "matching"):
         return TeX("round-off tolerance")
+    rr = check.get("rate_range")
+    if rr:
+        return TeX(f"finite-size model $L + c\\,T^{{-r}}$, $r$ estimated in "
+                   f"$[{rate_fraction(rr[0])}, {rate_fraction(rr[1])}]$")
     if not _finite(rate):
-        return TeX("no rate stated: consistency only")
+        return TeX("recorded, not asserted")
     origin = f" ({escape(rate_status)} rate)" if rate_status else ""
     return TeX(f"stated rate $T^{{-{rate_fraction(rate)}}}${origin}")
 
@@ -154,6 +158,18 @@ def _rows(check: Mapping[str, Any], q: float) -> list[dict[str, TeX]]:
                     "predicted": predicted if i == 0 else TeX(""), "error": error,
                     "space": False})
     lim, lim_se = check.get("limit_hat"), check.get("limit_se")
+    band = check.get("limit_interval")
+    if band and _finite(lim):
+        # rate range: the profile-likelihood interval of the limit
+        target = check.get("predicted")
+        out.append({
+            "T": TeX(r"$T\to\infty$"), "measured": num_shorthand(lim, lim_se),
+            "interval": TeX(r"[\num{" + significant(band[0], 4) + r"}, \num{"
+                            + significant(band[1], 4) + "}]"),
+            "predicted": _predicted_text(check, finest),
+            "error": (num_shorthand(abs(lim - target), lim_se) if _finite(target) else TeX(DASH)),
+            "space": True})
+        return out
     if _finite(lim):
         target = 0.0 if kind == "distance" else check.get("predicted")
         out.append({
@@ -180,7 +196,24 @@ def _footer(claim: Mapping[str, Any], check: Mapping[str, Any], q: float) -> lis
     text = r"verdict: \textbf{" + escape(word) + "}"
     if check.get("failing_size") is not None:
         text += f" (first failing size $T = {int(check['failing_size'])}$)"
+    text += "; " + _power_text(check)
     return [TeX(text)]
+
+
+def _power_text(check: Mapping[str, Any]) -> TeX:
+    """``power: rejects +-x% (target y%)``: the smallest relative error of the prediction
+    that the same samples reject on both sides."""
+    power, target = check.get("power"), check.get("power_target")
+    cls = check.get("power_class") or ""
+    if power == "inf" or (isinstance(power, float) and math.isinf(power)):
+        text = "power: none (a 100\\% error passes)"
+    elif _finite(power):
+        text = r"power: rejects $\pm$\num{" + significant(100 * power, 2) + r"}\%"
+    else:
+        return TeX(escape(cls) if cls else "power: not measured")
+    if _finite(target):
+        text += r" (target \num{" + significant(100 * target, 2) + r"}\%)"
+    return TeX(text + (f", {escape(cls)}" if cls else ""))
 
 
 def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
@@ -250,7 +283,12 @@ def _claim_notes(run: Mapping[str, Any], claim: Mapping[str, Any], q: float) -> 
             r"$\bar x_T = \hat L + c\,T^{-\alpha}$ at the stated rate $\alpha$ (for a law, the "
             r"distance's limit, predicted $0$); the check needs $|\hat L - L| \le q\,\mathrm{se}$. "
             r"Rows $\hat\beta$: the exponent of $|\text{error}| \approx C\,T^{-\hat\beta}$ (weighted "
-            r"log-log fit); the check needs $\hat\beta + q\,\mathrm{se} \ge \alpha$.")},
+            r"log-log fit); the check needs $\hat\beta + q\,\mathrm{se} \ge \alpha$. "
+            r"For a finite-size model with an estimated rate, the row $T\to\infty$ gives the "
+            r"best fit and the profile-likelihood interval of the limit, which must contain "
+            r"the prediction. Power: the smallest relative error of the prediction that the "
+            r"same samples reject on both sides; worse than the profile's target, the "
+            r"prediction lacks power and is not verified.")},
         {"mark": "", "text": TeX(
             "Root seed " + _tt(claim.get("root_seed", "?")) + "; "
             + escape(claim.get("replicates", "?")) + " replicates per size; code version "
@@ -348,10 +386,12 @@ def summary_table(run: Mapping[str, Any]) -> str:
     verdict word, one row per claim in the run's order."""
     rows = []
     for claim in run["claims"]:
-        asserted = [c for c in claim["checks"] if c["verdict"] in ("pass", "fail")]
+        asserted = [c for c in claim["checks"] if c["verdict"] in ("pass", "fail", "lacks power")]
         passed = sum(c["verdict"] == "pass" for c in asserted)
         recorded = len(claim["checks"]) - len(asserted)
-        checks = f"{passed} of {len(asserted)}" + (f" (+{recorded} recorded)" if recorded else "")
+        summary = claim.get("power_summary") or ""
+        checks = (summary.replace(" predictions verified with power", "") if summary
+                  else f"{passed} of {len(asserted)}" + (f" (+{recorded} recorded)" if recorded else ""))
         word = verdict_word(str(claim["verdict"]), str(claim["status"]))
         rows.append({"claim": _tt(claim["claim"]), "status": escape(claim["status"]),
                      "sizes": _sizes_text(claim.get("sizes") or []),
@@ -365,16 +405,20 @@ def summary_table(run: Mapping[str, Any]) -> str:
             "The status recorded with the run: the weakest status of the claim's predictions "
             "(theorem, derived, empirical, conjecture).")},
         {"mark": "b", "text": TeX(
-            "Asserted checks that passed; recorded checks are measured and shown, never "
+            "Predictions verified with power, of those a verdict needs (theorem, derived, "
+            "conjecture): every check of the prediction passed and rejects the prediction "
+            "made wrong by the profile's power target; recorded checks are shown, never "
             "counted.")},
         {"mark": "c", "text": TeX(
             r"\emph{verified}: every asserted check of a theorem or derived claim passed; "
             r"\emph{supported (conjecture)}: it passed, but the claim includes a conjecture and "
             r"is not a theorem; \emph{reproduced (empirical)}: a measured law was reproduced; "
+            r"\emph{not verified (lacks power)}: no check failed, but a prediction could not "
+            r"be told from a wrong one at these sizes; "
             r"\emph{flaky}: a failure that did not recur on replay.")},
         {"mark": "", "text": TeX(
             "Root seed " + seed_text + "; profile " + escape(run.get("profile", "?"))
-            + "; family-wise false-alarm level "
+            + "; false-alarm level per claim "
             + (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
                else "?") + "; code version " + _tt(run.get("code_version", "?")) + ".")},
     ]

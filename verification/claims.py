@@ -18,7 +18,7 @@ import sympy as sp
 from theory.parameters import PARAMETERS, defaults, exact, validate_parameters
 
 __all__ = ["STATUSES", "Prediction", "Check", "RateRule", "Profile", "Claim", "weakest_status",
-           "T_SYMBOL"]
+           "T_SYMBOL", "POWER_TARGETS"]
 
 Status = Literal["theorem", "derived", "conjecture", "empirical"]
 #: Strongest first. A claim mixing statuses reports the weakest of them.
@@ -34,16 +34,25 @@ def weakest_status(statuses) -> str:
 class Prediction:
     """A named prediction: ``formula(params) -> sympy`` with ``params`` exact sympy numbers.
 
-    ``kind`` is ``"limit"`` (the value as ``T -> oo``), ``"exact"`` (at every ``T``) or
-    ``"law"`` (a limiting distribution; ``formula`` returns its scale, e.g. the edge).
+    ``kind`` is ``"limit"`` (the value as ``T -> oo``), ``"exact"`` (at every ``T``),
+    ``"law"`` (a limiting distribution; ``formula`` returns its scale, e.g. the edge) or
+    ``"reference"``: a value in *another* limit (``reference_limit``, e.g. ``d_qk -> oo``)
+    that a ``T``-sweep at fixed parameters cannot test. Its checks are recorded, never
+    asserted, and it does not count among the predictions a verdict needs.
     """
 
     name: str
     status: Status
     formula: Callable[[Mapping[str, sp.Expr]], sp.Expr]
     quantity: str  # LaTeX of the measured quantity
-    kind: Literal["limit", "exact", "law"] = "limit"
+    kind: Literal["limit", "exact", "law", "reference"] = "limit"
     note: str = ""
+    reference_limit: str = ""  # for kind "reference": the parameter that tends to infinity
+
+    @property
+    def asserted(self) -> bool:
+        """Whether a verdict needs this prediction verified (references are only shown)."""
+        return self.kind != "reference"
 
     def statement(self, params: Mapping[str, sp.Expr]) -> sp.Expr:
         """The sympy statement, e.g. ``Eq(Limit(sqrtT_s2, T, oo), 2*kappa)``."""
@@ -51,6 +60,9 @@ class Prediction:
         value = self.formula(params)
         if self.kind == "exact":
             return sp.Eq(q, value, evaluate=False)
+        if self.kind == "reference":
+            var = sp.Symbol(self.reference_limit, positive=True)
+            return sp.Eq(sp.Limit(q, var, sp.oo), value, evaluate=False)
         return sp.Eq(sp.Limit(q, T_SYMBOL, sp.oo), value, evaluate=False)
 
 
@@ -73,8 +85,14 @@ class Check:
     """How one prediction is measured.
 
     ``kind``:
-      * ``"limit"``: scalar statistic ``statistic`` tends to the prediction; error
-        ``|x - L|`` decays like ``T^-rate`` (``rate=None``: consistency only).
+      * ``"limit"``: scalar statistic ``statistic`` tends to the prediction, judged by one
+        of two finite-size models: a stated ``rate`` (the error ``|x - L|`` decays at least
+        like ``T^-rate``; fitted exponent and extrapolation at that rate), or a
+        ``rate_range`` ``(r_lo, r_hi)``: ``x_T = L + c T^-r`` with ``r`` estimated in that
+        range, the rate's uncertainty carried into the limit's interval (profile
+        likelihood; :func:`verification.inference.profile_limit`). One of the two is
+        required for an asserted check: a check that cannot reject a wrong limit is not a
+        check.
       * ``"distance"``: Kolmogorov distance between the sample array ``statistic`` and the
         law ``cdf(params, scale)``; tends to 0 like ``T^-rate``.
       * ``"exact"``: ``|x - L| <= tolerance(T, m)`` for every replicate (round-off bound).
@@ -94,6 +112,30 @@ class Check:
     predicted_spectrum: Callable[[Mapping[str, object], float], np.ndarray] | None = None
     asserted: bool = True  # False: recorded and shown, never counted as pass or fail
     record_note: str = ""
+    #: finite-size model ``L + c T^-r`` with ``r`` estimated in this range (instead of ``rate``)
+    rate_range: tuple[float, float] | None = None
+    #: where the check is judged (``None``: everywhere); outside it the check is shown as
+    #: "outside its domain" with ``domain_note`` and does not count for the prediction
+    domain: Callable[[Mapping[str, float]], bool] | None = None
+    domain_note: str = ""
+    #: the size a deviation of a prediction equal to 0 is measured against (power of a
+    #: zero limit is reported relative to it), e.g. the value in the nearest wrong model
+    zero_scale: Callable[[Mapping[str, float]], float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind in ("limit", "distance") and self.asserted:
+            if (self.rate is None) == (self.rate_range is None):
+                raise ValueError(
+                    f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
+                    "exactly one finite-size model, a stated 'rate' or a 'rate_range' "
+                    "(consistency-only checks cannot reject a wrong limit)")
+        if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
+            raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
+                             f"got {self.rate_range}")
+
+    def applies(self, params: Mapping[str, float]) -> bool:
+        """Whether this check is judged at ``params`` (its ``domain``)."""
+        return self.domain is None or bool(self.domain(params))
 
     def rate_at(self, params: Mapping[str, float]) -> float | None:
         """The stated rate at ``params`` (``None``: no rate asserted)."""
@@ -104,12 +146,20 @@ class Check:
         return f"{self.prediction}:{self.statistic}" if self.kind == "distance" else self.prediction
 
 
+#: The power a check must reach at each profile: the largest relative error of its
+#: prediction it may fail to reject (issue "verified must mean a wrong statement fails").
+POWER_TARGETS = {"quick": 0.05, "standard": 0.03, "large": 0.03}
+
+
 @dataclass(frozen=True)
 class Profile:
-    """A sweep: sizes (geometric) and replicates per size."""
+    """A sweep: sizes (geometric), replicates per size, and the power it must reach:
+    every asserted check rejects its prediction made ``power`` wrong (relative) on the
+    samples of this profile, or the claim is not verified."""
 
     sizes: tuple[int, ...]
     replicates: int
+    power: float = 0.05
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Exit codes: 0 every claim verified (or the command succeeded), 1 some claim failed or a
 check found a difference, 2 bad usage or input (the message names the parameter and its
-allowed range), 130 interrupted (finished work is kept in the store).
+allowed range), 3 no claim failed but some claim is not verified (a prediction lacks
+power at the sizes run, or was not assessed), 130 interrupted (finished work is kept in
+the store).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Sequence
 from theory.parameters import PARAMETERS, ParameterError
 from verification.runner import DEFAULT_SEED
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 MAX_T = 16384
 DEFAULT_STORE = "reports/gapverify.sqlite"
 
@@ -79,6 +81,55 @@ def parse_set(items: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
+def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]:
+    """``--perturb EPS`` (every prediction) and ``--perturb NAME=EPS`` (one prediction),
+    each relative error in (-1, 1); a prediction named twice is an error."""
+    everything, one = 0.0, {}
+    for item in items or []:
+        if "=" in item:
+            name, text = (s.strip() for s in item.split("=", 1))
+            if not name or name in one:
+                raise UsageError(f"parameter '--perturb' names prediction {name!r} "
+                                 f"{'twice' if name else 'without a name'}, got {item!r}")
+            one[name] = parse_float(f"--perturb {name}", -1.0, 1.0)(text)
+        else:
+            if everything:
+                raise UsageError(f"parameter '--perturb' EPS given twice, got {item!r}")
+            everything = parse_float("--perturb", -1.0, 1.0)(item)
+    return everything, one
+
+
+def parse_perturb_parameter(items: Sequence[str] | None) -> dict[str, dict[str, float]]:
+    """``--perturb-parameter NAME:PARAM=FACTOR``: prediction NAME evaluated at parameter
+    PARAM times FACTOR (in (0, 100)), every other prediction unchanged."""
+    out: dict[str, dict[str, float]] = {}
+    for item in items or []:
+        head, sep, text = item.partition("=")
+        name, colon, param = head.partition(":")
+        name, param = name.strip(), param.strip()
+        if not sep or not colon or not name or not param:
+            raise UsageError("parameter '--perturb-parameter' takes PREDICTION:PARAMETER=FACTOR, "
+                             f"got {item!r}")
+        if param not in PARAMETERS:
+            raise UsageError(f"unknown parameter '{param}' in --perturb-parameter; known: "
+                             f"{', '.join(PARAMETERS)}")
+        if param in out.get(name, {}):
+            raise UsageError(f"parameter '--perturb-parameter' sets {name}:{param} twice")
+        out.setdefault(name, {})[param] = parse_float(f"--perturb-parameter {name}:{param}",
+                                                      0.0, 100.0)(text.strip())
+    return out
+
+
+def _check_perturbed_names(claims: Sequence[str], names: Sequence[str]) -> None:
+    from verification.registry import get_claim
+
+    known = {p.name for c in claims for p in get_claim(c).predictions}
+    for n in names:
+        if n not in known:
+            raise UsageError(f"no selected claim has a prediction named '{n}' (in --perturb or "
+                             f"--perturb-parameter); predictions: {', '.join(sorted(known))}")
+
+
 def _claims_arg(names: Sequence[str]) -> list[str]:
     from verification.registry import CLAIMS, get_claim
 
@@ -110,7 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000))
     r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED)
     r.add_argument("--set", action="append", metavar="NAME=VALUE")
-    r.add_argument("--perturb", type=parse_float("--perturb", -1.0, 1.0), default=0.0)
+    r.add_argument("--perturb", action="append", metavar="EPS|NAME=EPS",
+                   help="judge the same samples against a wrong statement: every predicted "
+                        "limit (EPS) or one prediction (NAME=EPS) times 1 + EPS; repeatable")
+    r.add_argument("--perturb-parameter", action="append", metavar="NAME:PARAM=FACTOR",
+                   help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
+                        "other prediction unchanged; repeatable")
     r.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)
     r.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
                    help="family-wise false-alarm level (default 0.01)")
@@ -171,9 +227,13 @@ def _cmd_run(args) -> int:
     if overrides and not any(k in get_claim(c).parameters for c in claims for k in overrides):
         raise UsageError(f"no selected claim takes parameter '{next(iter(overrides))}'")
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    perturb, perturb_predictions = parse_perturb(args.perturb)
+    perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
+    _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
     opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
-                      perturb=args.perturb, workers=workers, level=args.level,
+                      perturb=perturb, perturb_predictions=perturb_predictions,
+                      perturb_parameters=perturb_parameters, workers=workers, level=args.level,
                       replay=not args.no_replay)
     store = Store(args.store)
     progress = None if args.quiet else display.Progress()
@@ -191,7 +251,9 @@ def _cmd_run(args) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(payload, indent=2, sort_keys=True))
-    return EXIT_FAIL if any(r.verdict in ("fail", "flaky") for r in results) else EXIT_OK
+    if any(r.verdict in ("fail", "flaky") for r in results):
+        return EXIT_FAIL
+    return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
 
 
 _COMMANDS = {"claims": _cmd_claims, "predict": _cmd_predict, "run": _cmd_run}
@@ -204,7 +266,8 @@ def _load_extensions() -> None:
 
     if _EXTRA_COMMANDS:
         return
-    for module in ("verification.paper", "verification.snapshot", "verification.audit", "reports.cli"):
+    for module in ("verification.paper", "verification.snapshot", "verification.audit",
+                   "verification.calibrate", "reports.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -75,28 +75,64 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
+def power_text(power) -> str:
+    """A check's power as a person reads it: the smallest relative error it rejects."""
+    import math
+
+    if power is None or (isinstance(power, float) and math.isnan(power)):
+        return "-"
+    return "none" if math.isinf(power) else f"{100 * power:.2g}%"
+
+
+_CHECK_WORDS = {"lacks power": "lacks power", "outside domain": "outside domain",
+                "recorded": "recorded", "not assessed": "not assessed", "fail": "FAILED"}
+_CHECK_STYLE = {"pass": "green", "fail": "bold red", "lacks power": "yellow",
+                "outside domain": "dim", "recorded": "dim"}
+
+
+def _model_text(c) -> str:
+    if c.kind in ("exact", "matching") or c.power_class == "exact":
+        return "exact"
+    if c.rate_range:
+        return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"
+    if c.rate is None:
+        return "-"
+    return f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}"
+
+
+def _measured_text(c) -> str:
+    if not c.rows:
+        return "-"
+    last = c.rows[-1]
+    if c.kind in ("exact", "matching"):
+        return f"{last.error:.2e} (residual)"
+    if c.kind == "distance":
+        return f"D={last.error:.4f}±{last.error_se:.4f}"
+    return f"{last.mean:.5g}±{last.se:.2g}"
+
+
 def verdict_table(results, opts) -> None:
-    """Per check: prediction, measured at the largest size, fitted exponent, verdict."""
+    """Per check: prediction, measured at the largest size, finite-size model, power
+    (smallest relative error the samples reject), verdict; then per claim its verdict,
+    "k of n predictions verified with power" and what is not verified."""
+    from verification.verdict import RULES
+
     t = Table(title=f"Verdicts (root seed {opts.seed}, profile {opts.profile}"
-                    + (f", perturbed by {opts.perturb:+g}" if opts.perturb else "") + ")",
-              box=box.SIMPLE_HEAVY, show_lines=False)
+                    + (f", {results[0].variant}" if results and results[0].variant != "as stated" else "")
+                    + ")", box=box.SIMPLE_HEAVY, show_lines=False)
     for col, j in (("claim", "left"), ("check", "left"), ("status", "left"),
                    ("predicted", "right"), ("T max", "right"), ("measured ± se", "right"),
-                   ("rate: stated / fitted", "right"), ("verdict", "left")):
+                   ("rate: stated / fitted", "right"), ("power", "right"), ("verdict", "left")):
         t.add_column(col, justify=j)
     for res in results:
         for i, c in enumerate(res.checks):
-            last = c.rows[-1]
-            measured = (f"{last.error:.2e} (residual)" if c.kind in ("exact", "matching") else
-                        f"D={last.error:.4f}±{last.error_se:.4f}" if c.kind == "distance" else
-                        f"{last.mean:.5g}±{last.se:.2g}")
-            rate = ("exact" if c.kind in ("exact", "matching") else
-                    "none" if c.rate is None else
-                    f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}")
-            style = {"pass": "green", "fail": "bold red"}.get(c.verdict, "yellow")
+            style = _CHECK_STYLE.get(c.verdict, "yellow")
+            word = (verdict_word(c.verdict, c.status) if c.verdict == "pass"
+                    else _CHECK_WORDS.get(c.verdict, c.verdict))
             t.add_row(res.claim if i == 0 else "", escape(c.label), c.status,
-                      "law" if c.kind == "distance" else _fmt(c.predicted, 6), str(last.T),
-                      measured, rate, f"[{style}]{verdict_word(c.verdict, c.status)}[/]")
+                      "law" if c.kind == "distance" else _fmt(c.predicted, 6),
+                      str(c.rows[-1].T) if c.rows else "-", _measured_text(c),
+                      escape(_model_text(c)), power_text(c.power), f"[{style}]{word}[/]")
         t.add_section()
     console.print(t)
     for res in results:
@@ -104,14 +140,17 @@ def verdict_table(results, opts) -> None:
                   "conjecture": "[green]SUPPORTED[/] (includes a conjecture: not a theorem)",
                   "empirical": "[green]REPRODUCED[/] (empirical law)"}[res.status]
         word = {"pass": passed, "fail": "[bold red]FAILED[/]",
+                "not verified": "[yellow]NOT VERIFIED[/]",
+                "not assessed": "[yellow]NOT ASSESSED[/]",
                 "flaky": "[yellow]FLAKY[/] (did not recur on replay)"}.get(res.verdict, res.verdict)
-        console.print(f"{res.claim} ({res.status}): {word}")
+        console.print(f"{res.claim} ({res.status}): {word}; {res.power_summary}; "
+                      f"q = {res.q:.3f} ({res.tests} tests, level {res.level:g} for this claim)",
+                      highlight=False)
         for c in res.failed:
-            console.print(f"  - {escape(c.label)}: {escape(c.reason)}")
+            console.print(f"  - {escape(c.label)}: {escape(c.reason)}", highlight=False)
+        for why in res.unverified:
+            console.print(f"  - not verified: {escape(why)}", highlight=False)
         if res.replay:
             console.print(f"  replayed with root seed {res.replay['root_seed']}: "
                           f"{res.replay['verdict']}")
-    from verification.verdict import RULES
-
-    console.print("Rules: " + "; ".join(RULES),
-                  style="dim")
+    console.print("Rules: " + "; ".join(RULES), style="dim")

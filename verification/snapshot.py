@@ -145,7 +145,9 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                   "kind": c.kind,
                                   "rate": str(c.rate) if isinstance(c.rate, RateRule) else c.rate,
                                   "rate_status": c.rate_status,
-                                  "asserted": c.asserted}
+                                  "asserted": c.asserted,
+                                  "rate_range": list(c.rate_range) if c.rate_range else None,
+                                  "domain": c.domain_note or None}
             for c in claim.checks}
 
 

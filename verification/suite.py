@@ -7,6 +7,7 @@ stays ``fail`` (as hypothesis does with ``FlakyFailure``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import shlex
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -22,12 +23,13 @@ from verification.verdict import (
     RULES,
     ClaimResult,
     Variant,
+    claim_verdict,
     count_tests,
     judge_claim,
 )
 
-__all__ = ["RunOptions", "RunPlan", "plan_run", "sample", "verify", "results_json",
-           "reproduce_command"]
+__all__ = ["RunOptions", "RunPlan", "plan_run", "claim_tests", "run_variant", "sample", "verify",
+           "results_json", "reproduce_command"]
 
 
 @dataclass
@@ -39,6 +41,11 @@ class RunOptions:
     seed: int = DEFAULT_SEED
     overrides: Mapping[str, float] = field(default_factory=dict)
     perturb: float = 0.0
+    #: one prediction made wrong on its own: name -> relative error (``--perturb NAME=EPS``)
+    perturb_predictions: Mapping[str, float] = field(default_factory=dict)
+    #: one prediction evaluated at a wrong parameter: name -> {parameter: factor}
+    #: (``--perturb-parameter NAME:PARAM=FACTOR``)
+    perturb_parameters: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     workers: int = 1
     level: float = DEFAULT_LEVEL
     replay: bool = True
@@ -47,39 +54,92 @@ class RunOptions:
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
     base = claim.profiles[opts.profile]
     return Profile(tuple(sorted(opts.sizes)) if opts.sizes else base.sizes,
-                   opts.replicates or base.replicates)
+                   opts.replicates or base.replicates, base.power)
 
 
 @dataclass
 class RunPlan:
-    """What a run judges: claims, their sweep profiles and parameter cases, the number of
-    statistical tests and the Bonferroni quantile ``q`` (shared by ``run`` and ``audit``)."""
+    """What a run judges: claims, their sweep profiles and parameter cases, and per claim
+    the number of statistical tests and the Bonferroni quantile ``q`` (shared by ``run``
+    and ``audit``). The family of a claim is its own checks across its cases, so its
+    verdict does not depend on the other claims in the run."""
 
     claims: list[Claim]
     profiles: dict[str, Profile]
     cases: dict[str, list[dict]]
-    tests: int
-    q: float
+    tests: dict[str, int]
+    q: dict[str, float]
+
+
+def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, float]]) -> int:
+    """Statistical tests of one claim over its cases (the Bonferroni divisor of its family)."""
+    return sum(count_tests([claim], {claim.id: len(profile.sizes)}, {claim.id: case})
+               for case in cases)
 
 
 def plan_run(opts: RunOptions) -> RunPlan:
-    """``count_tests`` per claim times its number of cases; ``q`` at ``opts.level``."""
+    """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
     claims = [get_claim(c) for c in opts.claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
     cases = {c.id: c.cases_for(opts.profile, opts.overrides) for c in claims}
-    tests = sum(len(cases[c.id]) * count_tests([c], {c.id: len(profiles[c.id].sizes)})
-                for c in claims)
-    return RunPlan(claims, profiles, cases, tests, two_sided_quantile(opts.level, tests))
+    tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
+    q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
+    return RunPlan(claims, profiles, cases, tests, q)
+
+
+def run_variant(opts: RunOptions) -> Variant:
+    """The statement a run judges: as stated, or perturbed (globally or per prediction)."""
+    parts = []
+    if opts.perturb:
+        parts.append(f"every limit {opts.perturb:+g}")
+    parts += [f"{k} {v:+g}" for k, v in sorted(opts.perturb_predictions.items())]
+    parts += [f"{k} at {p} x{f:g}" for k, d in sorted(opts.perturb_parameters.items())
+              for p, f in sorted(d.items())]
+    name = "as stated" if not parts else "perturbed: " + ", ".join(parts)
+    return Variant(name=name, scale=1.0 + opts.perturb,
+                   scales={k: 1.0 + v for k, v in opts.perturb_predictions.items()})
+
+
+def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
+                values: Mapping[str, float]) -> Variant:
+    """Per-prediction wrong parameters are factors: resolve them at this case's values
+    (a value outside the parameter's domain, or a parameter the claim does not take, is
+    a :class:`~theory.parameters.ParameterError`)."""
+    from theory.parameters import PARAMETERS, ParameterError
+
+    mine = {p.name for p in claim.predictions}
+    if not mine & set(opts.perturb_parameters):
+        return variant
+    wrong = {}
+    for name, d in opts.perturb_parameters.items():
+        if name not in mine:
+            continue
+        for p, f in d.items():
+            if p not in values:
+                raise ParameterError(f"--perturb-parameter {name}:{p}: the claim of {name} "
+                                     f"takes no parameter '{p}'")
+            value = values[p] * f
+            if PARAMETERS[p].integer:
+                value = int(round(value))
+            wrong.setdefault(name, {})[p] = PARAMETERS[p].validate(value)
+    return dataclasses.replace(variant, prediction_parameters=wrong)
 
 
 def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
-                      overrides: Mapping[str, float], perturb: float) -> str:
+                      overrides: Mapping[str, float], perturb: float,
+                      perturb_predictions: Mapping[str, float] | None = None,
+                      perturb_parameters: Mapping[str, Mapping[str, float]] | None = None) -> str:
     parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
              "--replicates", str(replicates), "--seed", str(seed)]
     for k, v in sorted(overrides.items()):
         parts += ["--set", f"{k}={v!r}"]
     if perturb:
         parts += ["--perturb", repr(perturb)]
+    for k, v in sorted((perturb_predictions or {}).items()):
+        parts += ["--perturb", f"{k}={v!r}"]
+    for k, d in sorted((perturb_parameters or {}).items()):
+        for p, f in sorted(d.items()):
+            parts += ["--perturb-parameter", f"{k}:{p}={f!r}"]
     return shlex.join(parts)
 
 
@@ -101,7 +161,9 @@ def _case_label(claim: Claim, values: Mapping[str, float], varying: set[str]) ->
 
 
 def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
-    """One result per claim: the checks of every case, labelled with the case's parameters."""
+    """One result per claim: the checks of every case, labelled with the case's parameters;
+    a prediction is verified when its checks pass with power wherever they are judged
+    and at least one case judges it (:func:`verification.verdict.claim_verdict`)."""
     if len(parts) == 1:
         return parts[0][1]
     varying = {k for k in claim.parameters if len({str(v[k]) for v, _ in parts}) > 1}
@@ -112,10 +174,12 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
             c.label = f"{c.label} @ {_case_label(claim, values, varying)}"
             checks.append(c)
     verdicts = {res.verdict for _, res in parts}
-    verdict = next((v for v in ("fail", "flaky", "pass") if v in verdicts), first.verdict)
+    verdict, unverified, summary = claim_verdict(claim, checks, max(first.sizes))
+    if verdict == "fail" and "fail" not in verdicts:
+        verdict = "flaky"  # every failing case was replayed and did not recur
     replays = [r.replay for _, r in parts if r.replay]
-    merged = dataclasses.replace(first, checks=checks, verdict=verdict,
-                                 replay=replays[0] if replays else None)
+    merged = dataclasses.replace(first, checks=checks, verdict=verdict, unverified=unverified,
+                                 power_summary=summary, replay=replays[0] if replays else None)
     merged.cases = [dict(v) for v, _ in parts]
     return merged
 
@@ -123,11 +187,14 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
                 store: Store, executor: Executor, progress) -> ClaimResult:
     data = sample(store, claim, values, prof, opts.seed, executor, progress)
-    result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant)
+    variant = _variant_at(variant, opts, claim, values)
+    result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
+                         power_target=prof.power, measure=True)
     if result.verdict == "fail" and opts.replay:
         again_seed = replay_seed(opts.seed)
         again = sample(store, claim, values, prof, again_seed, executor, progress)
-        replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant)
+        replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
+                             power_target=prof.power, measure=False)
         result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
                          "failed": [c.label for c in replay.failed]}
         if replay.verdict != "fail":
@@ -137,7 +204,8 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
         sizes = [s for s in prof.sizes if s <= T]
         check.reproduce = reproduce_command(
             claim.id, sizes, prof.replicates, opts.seed,
-            {k: values[k] for k in claim.parameters if k in values}, opts.perturb)
+            {k: values[k] for k in claim.parameters if k in values}, opts.perturb,
+            opts.perturb_predictions, opts.perturb_parameters)
         check.reason += "; reproduce: " + check.reproduce
     return result
 
@@ -146,17 +214,21 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
     """Run and judge every claim in ``opts.claims`` (every case of each); one result per claim."""
     run = plan_run(opts)
-    variant = Variant(name="as stated" if not opts.perturb else f"perturbed by {opts.perturb:+g}",
-                      scale=1.0 + opts.perturb)
+    variant = run_variant(opts)
+    for claim in run.claims:  # a wrong parameter outside its domain is bad input: before sampling
+        for values in run.cases[claim.id]:
+            _variant_at(variant, opts, claim, values)
     own = executor is None
     executor = executor or default_executor(opts.workers)
     results = []
     try:
         for claim in run.claims:
-            parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts, run.q,
-                                          variant, store, executor, progress))
+            parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
+                                          run.q[claim.id], variant, store, executor, progress))
                      for values in run.cases[claim.id]]
-            results.append(_merge(claim, parts))
+            merged = _merge(claim, parts)
+            merged.level, merged.tests = opts.level, run.tests[claim.id]
+            results.append(merged)
     finally:
         if own:
             executor.shutdown(cancel_futures=True)
@@ -169,8 +241,23 @@ def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | No
         "root_seed": opts.seed,
         "profile": opts.profile,
         "perturb": opts.perturb,
+        "perturb_predictions": dict(opts.perturb_predictions),
+        "perturb_parameters": {k: dict(v) for k, v in opts.perturb_parameters.items()},
         "level": opts.level,
+        "level_is_per_claim": True,
         "code_version": code_version(),
         "rules": list(RULES),
-        "claims": [dataclasses.asdict(r) for r in results],
+        "claims": [json_safe(dataclasses.asdict(r)) for r in results],
     }
+
+
+def json_safe(obj):
+    """JSON has no infinity or NaN: an infinite power (no error rejected) is written as the
+    string ``"inf"``, an undefined one as ``null``."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if math.isinf(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj

@@ -132,7 +132,7 @@ def test_conjecture_row_says_supported_not_verified(tiny):
     assert "verified" not in outliers
     assert "reproduced (empirical)" in row(r"\texttt{test.a\_b\%\&\#} &")
     table = table_files(run)["claim-markov-outliers.tex"]
-    lambda2 = table[table.index(r"\textbf{sqrtT\_lambda2}"):]
+    lambda2 = table[table.index(r"\textbf{sqrtT\_lambda2"):]
     lambda2 = lambda2[:lambda2.index(r"\bottomrule")]
     assert "verdict: \\textbf{supported (conjecture)}" in lambda2 and "verified" not in lambda2
 

@@ -1,5 +1,6 @@
-"""tests for verification/audit.py: the power audit rejects wrong statements, passes the
-true one, and fails for claims whose checks cannot detect anything."""
+"""tests for verification/audit.py: every prediction, made wrong on its own (limit +-e,
+a wrong parameter, a faster rate), is rejected by the samples of the true one; the audit
+fails for predictions whose checks cannot detect a wrong value."""
 import dataclasses
 import json
 
@@ -7,23 +8,13 @@ import numpy as np
 import pytest
 
 from verification import cli, registry
-from verification.audit import (
-    AuditOptions,
-    audit,
-    audit_claim,
-    exposed_checks,
-    plan,
-    power_class,
-    probes,
-    wrong_value,
-)
+from verification.audit import AuditOptions, audit, audit_claim, plan, probes, wrong_values
 from verification.claims import Check, Claim, Prediction, Profile
 from verification.inference import two_sided_quantile
 from verification.store import Store
 from verification.suite import RunOptions, verify
-from verification.verdict import Variant, count_tests
+from verification.verdict import power_class
 
-CLAIMS = ("softmax.kappa", "markov.outliers")
 SIZES, REPS = (64, 128, 256, 512), 8
 SMALL = ["--sizes", ",".join(map(str, SIZES)), "--replicates", str(REPS), "--workers", "1",
          "--quiet"]
@@ -41,83 +32,84 @@ def _own_extension_list(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def report():
-    """The quick audit of two claims at their quick profiles (the power the suite claims)."""
-    opts = AuditOptions(claims=list(CLAIMS), workers=2)
-    return audit(opts, Store(":memory:"))
+def report(quick_store):
+    """The quick audit of three claims on the shared quick samples (no resampling)."""
+    opts = AuditOptions(claims=["softmax.kappa", "markov.outliers", "gradient.value_frobenius"],
+                        workers=1)
+    return audit(opts, Store(quick_store[0]))
 
 
-def _outcomes(report, claim):
-    (a,) = [a for a in report.claims if a.claim == claim]
-    return {o.variant: o for o in a.outcomes}
+def _prediction(report, claim, name, case=None):
+    for a in report.claims:
+        if a.claim == claim and (case is None or all(a.parameters[k] == v for k, v in case.items())):
+            for p in a.predictions:
+                if p.prediction == name:
+                    return p
+    raise KeyError((claim, name))
 
 
-# --- the real claims, small sizes -----------------------------------------------------------
+# --- the real claims, quick profile -----------------------------------------------------------
 
-@pytest.mark.parametrize("claim", CLAIMS)
-def test_true_statement_passes(report, claim):
-    assert _outcomes(report, claim)["as stated"].outcome == "passes"
-
-
-@pytest.mark.parametrize("claim", CLAIMS)
-@pytest.mark.parametrize("variant", ["limit x1.03", "limit x0.97"])
-def test_three_percent_off_is_rejected(report, claim, variant):
-    o = _outcomes(report, claim)[variant]
-    assert o.outcome == "rejected", o
-    assert o.rejected_by
-
-
-def test_faster_rate_is_rejected_for_rated_claims(report):
-    for claim in CLAIMS:
-        o = _outcomes(report, claim)["rate +0.5"]
-        assert o.outcome == "rejected", o
-    assert any(r.startswith("s1 ") for r in _outcomes(report, "markov.outliers")["rate +0.5"].rejected_by)
+@pytest.mark.slow
+def test_true_statements_are_verified_and_wrong_ones_rejected(report):
+    assert report.perturbation == 0.05
+    for a in report.claims:
+        assert a.truth == "pass", (a.name, a.truth_note)
+    kappa = _prediction(report, "softmax.kappa", "kappa", {"s2": 0.25})
+    outcomes = {o.variant: o.outcome for o in kappa.outcomes}
+    assert outcomes["kappa x1.05"] == outcomes["kappa x0.95"] == "rejected"
+    assert outcomes["kappa @ s2 x1.25"] == outcomes["kappa @ s2 x0.8"] == "rejected"
+    assert outcomes["kappa rate +0.5"] == "rejected"
+    assert outcomes["kappa @ mu x1.25"] == "not applicable"  # kappa is free of mu
 
 
-def test_parameter_variants(report):
-    kappa = _outcomes(report, "softmax.kappa")
-    assert kappa["s2 x1.25"].outcome == "rejected"
-    assert kappa["mu x1.25"].outcome == "not applicable"  # kappa is free of mu
-    outliers = _outcomes(report, "markov.outliers")
-    # s2 moves only the consistency-only edges (lambda1 = 1 and s1 -> 1 do not depend on s2)
-    assert set(outliers["s2 x1.25"].exposed) == {"sqrtT_s2", "sqrtT_lambda2"}
-    assert outliers["s2 x1.25"].outcome in ("rejected", "no power")
-    assert outliers["s2 x1.25"].ok
+@pytest.mark.slow
+def test_parameter_dependence_of_the_gradients_is_rejected(report):
+    """sigma_V, gamma, depth and s2 each move the fixed gradient's constant: every x1.25
+    and x0.8 variant is rejected; the identities do not depend on any parameter."""
+    grad = _prediction(report, "gradient.value_frobenius", "grad_fix_over_T", {"depth": 2})
+    by = {o.variant: o for o in grad.outcomes}
+    for par in ("sigma_V", "gamma", "s2"):
+        for f in ("x1.25", "x0.8"):
+            name = f"grad_fix_over_T @ {par} {f}"
+            if name in by:
+                assert by[name].outcome == "rejected", by[name]
+    assert by["grad_fix_over_T @ depth x1.5"].outcome == "rejected"  # depth 2 -> 3
+    identity = _prediction(report, "gradient.value_frobenius", "identity_first", {"depth": 2})
+    assert all(o.outcome in ("rejected", "not applicable") for o in identity.outcomes)
+    assert all(o.outcome == "not applicable" for o in identity.outcomes if o.role == "parameter")
 
 
-def test_audit_passes_and_states_the_family_wise_level(report):
-    assert report.ok
-    claims = [registry.get_claim(c) for c in CLAIMS]
-    tests = count_tests(claims, {c.id: len(c.profiles["quick"].sizes) for c in claims})
-    assert report.tests == tests
-    assert report.q == pytest.approx(two_sided_quantile(0.01, tests))
+@pytest.mark.slow
+def test_edge_outside_its_domain_is_audited_where_it_is_judged(report):
+    s2_quarter = _prediction(report, "markov.outliers", "sqrtT_s2", {"s2": 0.25})
+    assert s2_quarter.judged and all(o.ok for o in s2_quarter.outcomes)
+    assert report.unjudged == []
 
 
-def test_samples_and_quantile_are_shared_with_run(tmp_path):
-    store = Store(tmp_path / "shared.sqlite")
-    opts = AuditOptions(claims=["softmax.kappa"], sizes=SIZES, replicates=REPS, workers=1)
-    rep = audit(opts, store)
-    stored = store.count()
-    assert stored == len(SIZES) * REPS
-    (result,) = verify(RunOptions(claims=["softmax.kappa"], profile="quick", sizes=SIZES,
-                                  replicates=REPS, workers=1), store)
-    assert store.count() == stored  # the run sampled nothing new
-    assert result.q == pytest.approx(rep.q)
-    assert result.verdict == "pass"
+@pytest.mark.slow
+def test_audit_shares_samples_and_quantile_with_run(quick_store):
+    store = Store(quick_store[0])
+    before = store.count()
+    rep = audit(AuditOptions(claims=["softmax.kappa"], workers=1), store)
+    assert store.count() == before  # nothing resampled
+    (result,) = verify(RunOptions(claims=["softmax.kappa"], profile="quick", workers=1), store)
+    assert {a.q for a in rep.claims} == {pytest.approx(result.q)}
 
 
-def test_cli_exit_0_and_json(tmp_path, capsys):
+def test_cli_exit_and_json(tmp_path, capsys):
     out_json = tmp_path / "audit.json"
     code = main(["audit", "softmax.kappa", *SMALL, "--store", str(tmp_path / "s.sqlite"),
                  "--json", str(out_json)])
     out = capsys.readouterr().out
-    assert code == 0, out
-    assert "Family-wise false-alarm level 0.01" in out and "Bonferroni" in out
-    assert "limit x1.03" in out and "rejected" in out
     doc = json.loads(out_json.read_text())
-    assert doc["ok"] and doc["perturbation"] == 0.03 and doc["rate_shift"] == 0.5
-    outcomes = {o["variant"]: o["outcome"] for o in doc["claims"][0]["outcomes"]}
-    assert outcomes["as stated"] == "passes" and outcomes["limit x0.97"] == "rejected"
+    assert code == (0 if doc["ok"] else 1), out
+    assert "per claim" in out and "Bonferroni" in out and "x1.25 and x0.8" in out
+    assert doc["perturbation"] == 0.05 and doc["rate_shift"] == 0.5
+    assert doc["parameter_factors"] == [1.25, 0.8]
+    variants = {o["variant"] for c in doc["claims"] for p in c["predictions"] for o in p["outcomes"]}
+    assert {"kappa x1.05", "kappa x0.95", "kappa @ s2 x1.25", "kappa @ s2 x0.8",
+            "kappa rate +0.5"} <= variants
 
 
 def _inject(monkeypatch, **check_changes):
@@ -127,14 +119,12 @@ def _inject(monkeypatch, **check_changes):
     monkeypatch.setitem(registry.CLAIMS, "softmax.kappa", broken)
 
 
-@pytest.mark.parametrize("changes", [{"asserted": False}, {"rate": None}],
-                         ids=["recorded-only", "consistency-only"])
-def test_claim_that_cannot_detect_anything_fails_the_audit(monkeypatch, tmp_path, capsys, changes):
-    _inject(monkeypatch, **changes)
+def test_recorded_only_prediction_fails_the_audit(monkeypatch, tmp_path, capsys):
+    _inject(monkeypatch, asserted=False)
     code = main(["audit", "softmax.kappa", *SMALL, "--store", str(tmp_path / "s.sqlite")])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "NOT REJECTED" in out and "softmax.kappa: FAILED" in out
+    assert "softmax.kappa" in out and "FAILED" in out and "judged at no case" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -150,99 +140,102 @@ def test_bad_input_exits_2(argv, tmp_path):
 
 # --- the policy on synthetic data (no sampling) ----------------------------------------------
 
-def _toy_claim(y_rate=None) -> Claim:
-    """x -> 2 (rated, independent of gamma); y -> 1 + gamma (consistency only by default)."""
+def _toy_claim(y_model=None) -> Claim:
+    """x -> 2 (rated, independent of gamma); y -> 1 + gamma (rate range by default)."""
+    y_model = y_model or {"rate_range": (0.5, 1.0)}
     return Claim(
         id="toy.claim", title="toy", parameters=("s2", "gamma"), experiment="none",
         predictions=(Prediction("x", "derived", lambda p: 2 * p["s2"] / p["s2"], "x"),
                      Prediction("y", "derived", lambda p: 1 + p["gamma"], "y")),
-        checks=(Check("x", "x", "limit", rate=1.0), Check("y", "y", "limit", rate=y_rate)),
-        references=(), profiles={"quick": Profile((64,), 2)})
+        checks=(Check("x", "x", "limit", rate=1.0), Check("y", "y", "limit", **y_model)),
+        references=(), profiles={"quick": Profile((64,), 2, 0.05)})
 
 
-def _toy_data(seed=0):
+def _toy_data(seed=0, y_noise=0.002):
     rng = np.random.default_rng(seed)
     sizes = (64, 128, 256, 512, 1024)
     return {T: [{"x": 2 + 1 / T + 0.05 * rng.standard_normal() / T,
-                 "y": 2 + 0.3 / np.sqrt(T) + 0.002 * rng.standard_normal()}
+                 "y": 2 + 0.3 / np.sqrt(T) + y_noise * rng.standard_normal()}
                 for _ in range(8)] for T in sizes}
 
 
-def test_parameter_seen_only_by_consistency_checks_is_no_power_not_failure():
+def test_every_variant_of_every_prediction_is_judged():
     claim, data = _toy_claim(), _toy_data()
     params = claim.resolve({})
-    result = audit_claim(claim, data, params, q=3.0, root_seed=0)
-    out = {o.variant: o for o in result.outcomes}
-    assert out["as stated"].outcome == "passes"
-    assert out["limit x1.03"].outcome == "rejected"
-    assert out["rate +0.5"].outcome == "rejected"
-    assert out["s2 x1.25"].outcome == "not applicable"  # x and y are free of s2
-    assert out["gamma x0.8"].outcome == "no power" and out["gamma x0.8"].exposed == ["y"]
-    assert result.ok and result.verdict == "powered, with gaps"
-    # a consistency check has power on one side only: y approaches 1 + gamma from above,
-    # so a limit 3% too high is seen (the error grows with T), one 3% too low is not
-    assert "y (consistency)" in out["limit x1.03"].rejected_by
-    assert "y (consistency)" not in out["limit x0.97"].rejected_by
-    strict = audit_claim(claim, data, params, q=3.0, root_seed=0, strict=True)
-    assert not strict.ok
+    result = audit_claim(claim, data, params, q=3.0, root_seed=0, eps=0.05)
+    assert result.truth == "pass" and result.ok
+    out = {o.variant: o for p in result.predictions for o in p.outcomes}
+    assert out["x x1.05"].outcome == out["x x0.95"].outcome == "rejected"
+    assert out["y x1.05"].outcome == out["y x0.95"].outcome == "rejected"
+    assert out["x rate +0.5"].outcome == "rejected"
+    assert "y rate +0.5" not in out  # a rate-range check states no rate
+    assert out["x @ gamma x0.8"].outcome == "not applicable"  # x is free of gamma
+    assert out["y @ gamma x0.8"].outcome == "rejected"
+    assert out["y @ s2 x1.25"].outcome == out["y @ s2 x0.8"].outcome == "not applicable"
+    assert "y @ gamma x1.25" not in out  # gamma = 1.25 is outside (0, 1]
+    assert all(p.powers for p in result.predictions)
 
 
-def test_rated_check_that_misses_a_parameter_variant_fails():
-    claim = _toy_claim(y_rate=0.5)
-    rng = np.random.default_rng(1)
-    # y so noisy that 1 + gamma cannot be told from 1 + 0.8 gamma
-    data = {T: [{"x": 2 + 1 / T + 0.05 * rng.standard_normal() / T,
-                 "y": 2 + 5 * rng.standard_normal() / np.sqrt(T)} for _ in range(4)]
-            for T in (64, 128, 256, 512)}
-    result = audit_claim(claim, data, claim.resolve({}), q=3.0, root_seed=0)
-    out = {o.variant: o for o in result.outcomes}
-    assert out["gamma x0.8"].outcome == "NOT REJECTED"
+def test_a_prediction_that_cannot_tell_a_wrong_parameter_fails():
+    claim = _toy_claim({"rate": 0.5})
+    data = _toy_data(1, y_noise=2.0)  # y so noisy that 1 + gamma and 1 + 0.8 gamma look alike
+    result = audit_claim(claim, data, claim.resolve({}), q=3.0, root_seed=0, eps=0.05)
+    out = {o.variant: o for p in result.predictions for o in p.outcomes}
+    assert out["y @ gamma x0.8"].outcome == "NOT REJECTED"
     assert not result.ok and result.verdict == "FAILED"
 
 
-def test_false_statement_fails_the_audit():
+def test_empirical_predictions_are_reported_but_never_fail_the_audit():
+    claim = _toy_claim({"rate": 0.5})
+    claim = dataclasses.replace(claim, predictions=(
+        claim.predictions[0], dataclasses.replace(claim.predictions[1], status="empirical")))
+    result = audit_claim(claim, _toy_data(1, y_noise=2.0), claim.resolve({}), q=3.0,
+                         root_seed=0, eps=0.05)
+    y = next(p for p in result.predictions if p.prediction == "y")
+    assert any(o.outcome == "NOT REJECTED" for o in y.outcomes) and y.ok
+
+
+def test_a_false_statement_fails_the_audit():
     claim, data = _toy_claim(), _toy_data()
     shifted = {T: [{"x": m["x"] * 1.1, "y": m["y"]} for m in reps] for T, reps in data.items()}
-    result = audit_claim(claim, shifted, claim.resolve({}), q=3.0, root_seed=0)
-    assert result.outcomes[0].outcome == "REJECTED" and not result.ok
+    result = audit_claim(claim, shifted, claim.resolve({}), q=3.0, root_seed=0, eps=0.05)
+    assert result.truth == "fail" and not result.ok
 
 
-def test_variants_and_exposure():
+def test_probes_make_one_prediction_wrong_at_a_time():
     claim = _toy_claim()
-    params = claim.resolve({})
-    names = [p.variant.name for p in probes(claim, params)]
-    assert names == ["as stated", "limit x1.03", "limit x0.97", "s2 x1.25", "gamma x0.8",
-                     "rate +0.5"]
-    assert [c.label for c in exposed_checks(claim, params, Variant(rate_shift=0.5))] == ["x"]
-    assert [c.label for c in exposed_checks(claim, params, Variant(scale=1.03))] == ["x", "y"]
-    no_rate = dataclasses.replace(claim, checks=(Check("x", "x", "limit"),))
-    assert "rate +0.5" not in [p.variant.name for p in probes(no_rate, params)]
+    names = [p.variant.name for p in probes(claim, claim.resolve({}), 0.03)]
+    assert names == ["x x1.03", "x x0.97", "x @ s2 x1.25", "x @ s2 x0.8", "x @ gamma x0.8",
+                     "x rate +0.5", "y x1.03", "y x0.97", "y @ s2 x1.25", "y @ s2 x0.8",
+                     "y @ gamma x0.8"]
+    for p in probes(claim, claim.resolve({}), 0.03):
+        touched = set(p.variant.scales) | set(p.variant.prediction_parameters) | set(p.variant.rate_shifts)
+        assert touched == {p.prediction}
 
 
 def test_wrong_values_stay_in_the_domain():
-    assert wrong_value("s2", 0.8) == pytest.approx(1.0)
-    assert wrong_value("gamma", 1.0) == pytest.approx(0.8)  # 1.25 is outside (0, 1]
-    assert wrong_value("gamma", 0.5) == pytest.approx(0.625)
-    assert wrong_value("depth", 1) == 2 and wrong_value("depth", 2) == 3
-    assert wrong_value("mu", 0.0) == pytest.approx(0.25)
+    assert wrong_values("s2", 0.8) == [pytest.approx(1.0), pytest.approx(0.64)]
+    assert wrong_values("gamma", 1.0) == [pytest.approx(0.8)]  # 1.25 is outside (0, 1]
+    assert wrong_values("depth", 1) == [2]  # 0 is outside
+    assert wrong_values("depth", 2) == [3, 1]
+    assert wrong_values("mu", 0.0) == [pytest.approx(0.25), pytest.approx(-0.2)]
 
 
 def test_power_classes():
     assert power_class(Check("a", "a", "exact")) == "exact"
     assert power_class(Check("a", "a", "matching")) == "exact"
     assert power_class(Check("a", "a", "limit", rate=1.0)) == "rated"
-    assert power_class(Check("a", "a", "limit")) == "consistency"
+    assert power_class(Check("a", "a", "limit", rate_range=(0.5, 1.0))) == "rate range"
     assert power_class(Check("a", "a", "limit", rate=1.0, asserted=False)) == "recorded"
+    edge = Check("a", "a", "limit", rate=1.0, domain=lambda p: p["s2"] <= 0.5)
+    assert power_class(edge, {"s2": 1.0}) == "outside domain"
 
 
-def test_plan_matches_the_run_for_claims_with_cases():
-    """Claims that sweep several parameter cases are audited per case, and counted per
-    case in the Bonferroni divisor, as ``verify`` does."""
-    with_cases = [c for c in registry.CLAIMS.values() if getattr(c, "cases", None)]
-    if not with_cases:
-        pytest.skip("no registered claim sweeps cases")
-    claim = with_cases[0]
-    claims, profiles, cases, tests, q = plan(AuditOptions(claims=[claim.id]))
-    n = len(claim.cases_for("quick"))
-    assert len(cases[claim.id]) == n
-    assert tests == n * count_tests([claim], {claim.id: len(profiles[claim.id].sizes)})
+def test_plan_has_one_quantile_per_claim():
+    """A claim's family is its own tests across its cases: q does not depend on the
+    other claims in the run."""
+    alone = plan(AuditOptions(claims=["markov.outliers"]))
+    together = plan(AuditOptions(claims=["markov.outliers", "width.stable_rank", "kq.attention"]))
+    assert alone.q["markov.outliers"] == together.q["markov.outliers"]
+    assert alone.q["markov.outliers"] == pytest.approx(
+        two_sided_quantile(0.01, alone.tests["markov.outliers"]))

@@ -8,65 +8,85 @@ from verification.store import Store
 
 ISSUE_CLAIMS = ["markov.singular_law", "markov.circular_law", "markov.outliers",
                 "softmax.kappa", "fix.spectrum", "width.stable_rank"]
-LAYER_CLAIMS = ["width.stable_rank", "depth.stable_rank", "depth.frobenius",
-                "gradient.value_frobenius", "gradient.input_jacobian", "kq.attention"]
-ALL_CLAIMS = list(dict.fromkeys(ISSUE_CLAIMS + LAYER_CLAIMS))
 
 
-@pytest.fixture(scope="module")
-def store_path(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("store") / "suite.sqlite")
-
-
-@pytest.fixture(scope="module")
-def quick_run(store_path, tmp_path_factory):
-    """One quick-profile run of every claim (2 workers); the tests below read it."""
-    out = tmp_path_factory.mktemp("run") / "run.json"
-    import contextlib
-    import io
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main(["run", *ALL_CLAIMS, "--profile", "quick", "--store", store_path,
-                     "--json", str(out), "--quiet", "--workers", "2"])
-    return code, json.loads(out.read_text()), buf.getvalue()
+def _run(argv, capsys):
+    code = main(argv)
+    return code, capsys.readouterr().out
 
 
 @pytest.mark.slow
-def test_quick_profile_verifies_every_claim(quick_run):
-    code, result, printed = quick_run
-    assert code == 0, printed
-    assert {c["claim"] for c in result["claims"]} == set(ALL_CLAIMS)
-    assert all(c["verdict"] == "pass" for c in result["claims"]), printed
-    statuses = {c["claim"]: c["status"] for c in result["claims"]}
+def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
+    """The shared quick run: no claim fails; each is verified with power or says exactly
+    which prediction lacks power; exit 0 only when every claim is verified."""
+    path, results = quick_store
+    out = tmp_path / "run.json"
+    code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
+                          "--json", str(out), "--quiet", "--workers", "1", "--no-replay"], capsys)
+    doc = json.loads(out.read_text())
+    verdicts = {c["claim"]: c["verdict"] for c in doc["claims"]}
+    assert "fail" not in verdicts.values(), printed
+    assert code == (0 if set(verdicts.values()) == {"pass"} else 3), printed
+    for c in doc["claims"]:
+        assert c["power_summary"].endswith("predictions verified with power")
+        for why in c["unverified"]:
+            assert "lacks power at T <=" in why or "not assessed" in why
+        for check in c["checks"]:
+            assert check["power_class"] in ("exact", "rated", "rate range", "outside domain", "recorded")
+            if check["verdict"] == "pass":
+                assert check["power"] is not None and check["power"] <= 0.05
+    statuses = {c["claim"]: c["status"] for c in doc["claims"]}
     assert statuses["markov.outliers"] == "conjecture"  # contains sqrtT_lambda2
-    assert "SUPPORTED" in printed and "not a theorem" in printed
+    assert "predictions verified with power" in printed and "power" in printed
+    # kappa != 1, two gamma, two sigma_V and two depths are all judged
+    width = next(c for c in doc["claims"] if c["claim"] == "width.stable_rank")
+    assert {(c["s2"], c["gamma"]) for c in width["cases"]} >= {(0.25, 1.0), (0.5, 0.5)}
+    grad = next(c for c in doc["claims"] if c["claim"] == "gradient.value_frobenius")
+    assert len({c["sigma_V"] for c in grad["cases"]}) == 2 and 1.0 not in {c["sigma_V"] for c in grad["cases"]}
+    assert len({c["depth"] for c in grad["cases"]}) == 2
 
 
 @pytest.mark.slow
-def test_layer_claims_cover_depth_three_and_gamma_below_one(quick_run):
-    _, result, _ = quick_run
-    depth = next(c for c in result["claims"] if c["claim"] == "depth.stable_rank")
-    assert {(c["depth"], c["gamma"]) for c in depth["cases"]} >= {(2, 1.0), (3, 0.5)}
-    kq = next(c for c in result["claims"] if c["claim"] == "kq.attention")
-    recorded = {c["label"] for c in kq["checks"] if c["verdict"] == "recorded"}
-    assert recorded == {"separate_sr_A", "separate_sqrtT_s2"}  # shown, never asserted
-
-
-@pytest.mark.slow
-def test_perturbed_statements_are_rejected(quick_run, store_path, tmp_path, capsys):
+def test_perturbed_statements_are_rejected(quick_store, tmp_path, capsys):
     """--perturb 0.05 multiplies every limit by 1.05; the same samples must reject every
-    claim that asserts a limit (all of them)."""
+    claim. --perturb NAME=EPS makes one prediction wrong, and only its checks fail."""
+    path, results = quick_store
     out = tmp_path / "perturbed.json"
-    code = main(["run", *ALL_CLAIMS, "--profile", "quick", "--store", store_path,
-                 "--json", str(out), "--quiet", "--perturb", "0.05", "--no-replay"])
-    printed = capsys.readouterr().out
+    code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
+                          "--json", str(out), "--quiet", "--perturb", "0.05", "--no-replay"], capsys)
     assert code == 1
     failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["verdict"] == "fail"}
-    assert failed == set(ALL_CLAIMS)
-    for claim in ("markov.singular_law", "markov.outliers", "width.stable_rank"):
-        assert f"{claim} (" in printed and "FAILED" in printed
+    assert failed == set(results)
     assert "reproduce: gapverify run" in printed
+    code, printed = _run(["run", "markov.outliers", "--profile", "quick", "--store", path,
+                          "--json", str(out), "--quiet", "--perturb", "sqrtT_s2=-0.05",
+                          "--no-replay"], capsys)
+    doc = json.loads(out.read_text())
+    assert code == 1 and doc["perturb_predictions"] == {"sqrtT_s2": -0.05}
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    assert failed == {"sqrtT_s2"}
+    assert "--perturb sqrtT_s2=-0.05" in printed  # the reproduce line carries the variant
+
+
+@pytest.mark.slow
+def test_one_prediction_at_a_wrong_parameter_is_rejected(quick_store, tmp_path, capsys):
+    path, _ = quick_store
+    out = tmp_path / "wrong.json"
+    code, _ = _run(["run", "width.stable_rank", "--profile", "quick", "--store", path, "--json",
+                    str(out), "--quiet", "--no-replay", "--perturb-parameter",
+                    "sr_X1perp_over_T:gamma=0.8"], capsys)
+    doc = json.loads(out.read_text())
+    assert code == 1
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    assert failed == {"sr_X1perp_over_T"}
+
+
+def test_too_few_sizes_is_not_verified_and_not_exit_0(tmp_path, capsys):
+    code, printed = _run(["run", "softmax.kappa", "--sizes", "16,23,32", "--replicates", "3",
+                          "--store", str(tmp_path / "s.sqlite"), "--quiet", "--workers", "1"], capsys)
+    assert code in (1, 3), printed
+    if code == 3:
+        assert "NOT VERIFIED" in printed and "lacks power" in printed
 
 
 def test_claims_json_lists_ids_and_statuses(capsys):
@@ -109,6 +129,13 @@ def test_predict_json_contract(capsys):
     (["run", "no.such.claim"], "unknown claim 'no.such.claim'"),
     (["run", "markov.outliers", "--replicates", "1"], "'--replicates' must be an integer in [2,"),
     (["run", "markov.outliers", "--perturb", "nan"], "'--perturb'"),
+    (["run", "markov.outliers", "--perturb", "0.1", "--perturb", "0.2"], "EPS given twice"),
+    (["run", "markov.outliers", "--perturb", "s1=2"], "'--perturb s1'"),
+    (["run", "markov.outliers", "--perturb", "nosuch=0.1"], "no selected claim has a prediction named 'nosuch'"),
+    (["run", "markov.outliers", "--perturb-parameter", "s1=1.2"], "PREDICTION:PARAMETER=FACTOR"),
+    (["run", "markov.outliers", "--perturb-parameter", "s1:beta=1.2"], "unknown parameter 'beta'"),
+    (["run", "markov.outliers", "--perturb-parameter", "s1:s2=-1"], "'--perturb-parameter s1:s2'"),
+    (["run", "markov.outliers", "--perturb-parameter", "s1:gamma=0.8"], "takes no parameter 'gamma'"),
     (["run", "markov.outliers", "--workers", "0"], "'--workers'"),
     (["run", "markov.outliers", "--seed", "-3"], "'--seed'"),
     (["predict", "markov.outliers", "--set", "gamma=0.5"], "takes no parameter 'gamma'"),

@@ -1,5 +1,6 @@
 """tests for verification/verdict.py and inference.py: the rules accept the truth and
 reject wrong limits and wrong rates, on synthetic data with known laws."""
+import dataclasses
 import math
 
 import numpy as np
@@ -64,15 +65,17 @@ def test_false_alarm_rate_is_controlled():
     (binomial(200, 0.01): P(X >= 7) < 0.001)."""
     q = two_sided_quantile(0.01, 2)
     claim = synthetic_claim()
-    alarms = sum(judge_claim(claim, synthetic_data(s), {}, q=q, root_seed=s).verdict == "fail"
-                 for s in range(200))
+    alarms = sum(judge_claim(claim, synthetic_data(s), {}, q=q, root_seed=s,
+                             measure=False).verdict == "fail" for s in range(200))
     assert alarms <= 6
 
 
 def test_unasserted_checks_never_pass_or_fail():
     res = judge_claim(synthetic_claim(asserted=False), synthetic_data(2), {},
                       q=3.0, root_seed=2, variant=Variant(scale=2.0))
-    assert res.checks[0].verdict == "recorded" and res.verdict == "not assessed"
+    # a prediction measured by recorded checks alone is not verified: nothing could reject it
+    assert res.checks[0].verdict == "recorded" and res.verdict == "not verified"
+    assert "not judged" in res.unverified[0]
 
 
 def test_bonferroni_quantile():
@@ -94,3 +97,126 @@ def test_sizes_at_round_off_carry_no_rate():
     # a wrong limit is still rejected: the errors are then far above round-off
     bad = judge_claim(claim, data, {}, q=3.0, root_seed=0, variant=Variant(scale=1.03))
     assert bad.verdict == "fail"
+
+
+# --- finite-size models with an estimated rate, power and domains -------------------------
+
+def edge_claim(rate_range=(2 / 3, 1.0), **check):
+    """x_T = L (1 + 0.5 T^-2/3) + noise: the approach of a spectral edge."""
+    return Claim(
+        id="edge", title="x_T -> L", parameters=("s2",),
+        predictions=(Prediction("x", "derived", lambda p: 2 * p["s2"], "x"),),
+        checks=(Check("x", "x", "limit", rate_range=rate_range, rate_status="derived", **check),),
+        experiment="none", references=(), profiles={"quick": Profile(SIZES, 16, 0.05)})
+
+
+def edge_data(seed, reps=16, noise=0.02, limit=1.0):
+    rng = np.random.default_rng([seed, 7])
+    return {T: [{"x": limit * (1 + 0.5 * T ** (-2 / 3)) + noise * T ** (-1 / 3) * rng.standard_normal()}
+                for _ in range(reps)] for T in SIZES}
+
+
+def test_an_asserted_check_without_a_finite_size_model_is_refused():
+    with pytest.raises(ValueError, match="consistency-only checks cannot reject"):
+        Check("x", "x", "limit")
+    with pytest.raises(ValueError, match="rate_range"):
+        Check("x", "x", "limit", rate_range=(1.0, 0.5))
+    assert Check("x", "x", "limit", asserted=False).asserted is False  # recorded is fine
+
+
+def test_rate_range_accepts_the_truth_and_rejects_a_few_percent():
+    claim, params = edge_claim(), {"s2": 0.5}
+    q = two_sided_quantile(0.01, 1)
+    data = edge_data(1)
+    res = judge_claim(claim, data, params, q=q, root_seed=1, power_target=0.05)
+    check = res.checks[0]
+    assert res.verdict == "pass", check.reason
+    low, high = check.limit_interval
+    assert low <= 1.0 <= high
+    # the power of a rate-range check is exact: the farther end of the interval
+    assert check.power == pytest.approx(max(1 - low, high - 1))
+    assert check.power < 0.05
+    for scale in (1 + 2 * check.power, 1 - 2 * check.power):
+        bad = judge_claim(claim, data, params, q=q, root_seed=1, variant=Variant(scale=scale))
+        assert bad.verdict == "fail", scale
+
+
+def test_power_of_a_rated_check_is_measured_on_the_judging_itself():
+    """Bisection finds e such that L(1 +- e') is rejected for e' just above e and not
+    below (on the side that passes longer)."""
+    q = two_sided_quantile(0.01, 2)
+    claim, data = synthetic_claim(), synthetic_data(3)
+    res = judge_claim(claim, data, {}, q=q, root_seed=3, power_target=0.05)
+    e = res.checks[0].power
+    assert 0 < e < 0.05
+    above = [judge_claim(claim, data, {}, q=q, root_seed=3, variant=Variant(scale=1 + s * e * 1.02),
+                         measure=False).verdict for s in (1, -1)]
+    assert above == ["fail", "fail"]
+    below = [judge_claim(claim, data, {}, q=q, root_seed=3, variant=Variant(scale=1 + s * e * 0.98),
+                         measure=False).verdict for s in (1, -1)]
+    assert "pass" in below
+
+
+def test_noisy_data_lack_power_and_the_claim_is_not_verified():
+    claim, params = edge_claim(), {"s2": 0.5}
+    data = edge_data(2, reps=4, noise=0.5)
+    res = judge_claim(claim, data, params, q=3.0, root_seed=2, power_target=0.05)
+    assert res.checks[0].verdict == "lacks power"
+    assert res.verdict == "not verified"
+    assert "x lacks power at T <= 1024" in res.unverified[0]
+    assert res.power_summary == "0 of 1 predictions verified with power"
+    # the same data judged without a target: a plain pass (what run shows as power)
+    assert judge_claim(claim, data, params, q=3.0, root_seed=2).verdict == "pass"
+
+
+def test_a_check_outside_its_domain_is_not_judged_and_verifies_nothing():
+    claim = edge_claim(domain=lambda p: p["s2"] <= 0.5, domain_note="light tails only")
+    res = judge_claim(claim, edge_data(3, limit=2.0), {"s2": 1.0}, q=3.0, root_seed=3,
+                      power_target=0.05)
+    assert res.checks[0].verdict == "outside domain" and res.checks[0].reason == "light tails only"
+    assert res.verdict == "not verified" and "not judged (light tails only)" in res.unverified[0]
+
+
+def test_power_of_a_zero_limit_is_relative_to_its_scale():
+    claim = Claim(
+        id="zero", title="x -> 0", parameters=(),
+        predictions=(Prediction("x", "derived", lambda p: 0, "x"),),
+        checks=(Check("x", "x", "limit", rate=0.9, zero_scale=lambda p: 0.5),),
+        experiment="none", references=(), profiles={"quick": Profile(SIZES, 16, 0.05)})
+    rng = np.random.default_rng(5)
+    data = {T: [{"x": rng.standard_normal() / T} for _ in range(16)] for T in SIZES}
+    res = judge_claim(claim, data, {}, q=3.0, root_seed=5, power_target=0.05)
+    power = res.checks[0].power
+    assert res.verdict == "pass" and 0 < power < 0.05
+    # x -> 0.5 * 2 power is rejected, x -> 0.5 * power / 2 is not
+    wrong = lambda v: dataclasses.replace(claim, predictions=(Prediction("x", "derived", lambda p: v, "x"),))
+    assert judge_claim(wrong(0.5 * 2 * power), data, {}, q=3.0, root_seed=5).verdict == "fail"
+    assert judge_claim(wrong(0.5 * power / 4), data, {}, q=3.0, root_seed=5).verdict == "pass"
+
+
+def test_one_prediction_made_wrong_leaves_the_others_alone():
+    claim = Claim(
+        id="two", title="x -> 2, y -> 2", parameters=(),
+        predictions=(Prediction("x", "derived", lambda p: 2, "x"),
+                     Prediction("y", "derived", lambda p: 2, "y")),
+        checks=(Check("x", "x", "limit", rate=RATE), Check("y", "y", "limit", rate=RATE)),
+        experiment="none", references=(), profiles={"quick": Profile(SIZES, 16)})
+    data = {T: [{"x": m["x"], "y": m["x"]} for m in reps] for T, reps in synthetic_data(6).items()}
+    res = judge_claim(claim, data, {}, q=3.0, root_seed=6, variant=Variant(scales={"y": 1.05}))
+    assert [c.verdict for c in res.checks] == ["pass", "fail"]
+    assert res.checks[1].predicted == pytest.approx(2.1)
+
+
+def test_profile_limit_carries_the_rate_uncertainty():
+    """With r free, the interval is at least as wide as any fixed-rate fit's inside the range."""
+    from verification.inference import extrapolate_limit, profile_limit
+
+    T = np.array(SIZES, float)
+    mean = 1 + 0.5 * T ** (-0.8)
+    se = np.full(T.size, 1e-3)
+    prof = profile_limit(T, mean, se, (2 / 3, 1.0), q=3.0)
+    assert prof.accepts(1.0) and prof.rates[0] <= 0.8 <= prof.rates[1]
+    fixed = extrapolate_limit(T, mean, se, 0.8)
+    assert prof.high - prof.low >= 2 * 3.0 * fixed.se_a * 0.999
+    # a rate the data exclude cannot rescue a wrong limit
+    assert not prof.accepts(1.05)

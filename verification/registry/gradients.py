@@ -5,7 +5,7 @@ import sympy as sp
 
 from verification.claims import Check, Claim, Prediction
 from verification.registry._common import (
-    GAP, _EDGE_NOTE, _k2, _layers, _profiles, _register,
+    EDGE_RATES, GAP, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles, _register, light_tails,
 )
 
 
@@ -27,9 +27,14 @@ def _grad_fix(p):
                                              layers.frob_Aperp_scaled(L, _k2(p)))
 
 
-_GRAD_CASES = {"quick": ({"depth": 2, "gamma": 1.0}, {"depth": 3, "gamma": 0.5}),
-               "standard": ({"depth": 1, "gamma": 1.0}, {"depth": 2, "gamma": 1.0},
-                            {"depth": 3, "gamma": 0.5})}
+# two depths, two gamma, two sigma_V != 1 and two kappa != 1 in every profile: a wrong
+# power of sigma_V, d (gamma) or kappa changes the predicted growth constant
+_GRAD_CASES = {"quick": ({"depth": 1, "gamma": 1.0, "sigma_V": 1.5, "s2": 0.5},
+                         {"depth": 2, "gamma": 0.5, "sigma_V": 0.7, "s2": 0.25}),
+               "standard": ({"depth": 1, "gamma": 1.0, "sigma_V": 1.5, "s2": 0.5},
+                            {"depth": 2, "gamma": 0.5, "sigma_V": 0.7, "s2": 0.25},
+                            {"depth": 3, "gamma": 0.5, "sigma_V": 1.0})}
+
 _RATIO_NOTE = ("the identity holds in expectation over W; one draw concentrates like a "
                "chi-square with ~d^2 degrees of freedom per factor: sd ~ 1/d; measured "
                "local slope 1.02-1.14: asserted 0.85")
@@ -64,7 +69,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="gradient.value",
     references=(GAP,),
-    profiles=_profiles((64, 363, 48), (64, 724, 48)),
+    profiles=_profiles((64, 256, 32), (64, 724, 48)),
     cases=_GRAD_CASES,
 ))
 
@@ -84,13 +89,19 @@ _register(Claim(
         Check("jacobian_std_over_d", "jacobian_std_over_d", "limit", rate=0.5, rate_status="derived",
               rate_note="Tracy-Widom edge of ||W||_2^2 (d^-2/3); ||A||_2 - 1 = O(1/T); "
                         "measured local slope 0.63-0.72: asserted 1/2"),
-        Check("jacobian_fix", "jacobian_fix", "limit", rate=None,
-              rate_note="set by the edge s_1(Aperp): " + _EDGE_NOTE),
+        Check("jacobian_fix", "jacobian_fix", "limit", rate_range=EDGE_RATES,
+              rate_status="derived",
+              rate_note="a product of two edges, ||W1||_2^2/d and T s_1(Aperp)^2, each " + _EDGE_NOTE,
+              domain=light_tails, domain_note=_LIGHT_TAIL_NOTE),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="gradient.input",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 24), (64, 1448, 24)),
-    cases={"quick": ({"gamma": 1.0},), "standard": ({"gamma": 1.0}, {"gamma": 0.5})},
+    profiles=_profiles((64, 724, 24), (64, 1448, 24)),
+    # the fixed Jacobian is an edge: judged at light tails (s2 = 1/4, 0.35, as fix.spectrum)
+    cases={"quick": ({"gamma": 1.0, "sigma_V": 1.5, "s2": 0.25},
+                     {"gamma": 0.5, "sigma_V": 0.7, "s2": 0.35}),
+           "standard": ({"gamma": 1.0, "sigma_V": 1.5, "s2": 0.25},
+                        {"gamma": 0.5, "sigma_V": 0.7, "s2": 0.35}, {"gamma": 1.0})},
 ))
 

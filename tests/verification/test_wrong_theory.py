@@ -1,0 +1,88 @@
+"""The verifier rejects wrong theory: wrong formulas are injected into theory/ (a wrong
+constant, a wrong power of kappa, a wrong gamma dependence, a wrong edge) and the quick
+profile's stored samples are judged again against them. Each must be rejected; the
+unchanged theory must not be (the shared fixture's run)."""
+import sympy as sp
+import pytest
+
+import theory.layers
+import theory.markov
+from theory.softmax import S2
+from verification.registry import markov as markov_family
+from verification.store import Store
+from verification.suite import RunOptions, verify
+
+pytestmark = pytest.mark.slow
+
+
+def _judge(store_path, claim):
+    """Judge ``claim`` at its quick profile on the stored samples (nothing is resampled)."""
+    store = Store(store_path)
+    before = store.count()
+    (result,) = verify(RunOptions(claims=[claim], profile="quick", workers=1, replay=False), store)
+    assert store.count() == before, "the judging must reuse the stored samples"
+    return result
+
+
+def test_the_true_statements_are_not_rejected(quick_store):
+    _, results = quick_store
+    for claim in ("softmax.kappa", "markov.outliers", "width.stable_rank", "gradient.value_frobenius"):
+        assert results[claim].verdict != "fail", [c.reason for c in results[claim].failed]
+
+
+def test_wrong_constant_in_kappa_is_rejected(quick_store, monkeypatch):
+    # kappa^2 = e^{s2} - 0.9 instead of e^{s2} - 1
+    monkeypatch.setattr(theory.markov, "kappa_squared", lambda: sp.exp(S2) - sp.Rational(9, 10))
+    res = _judge(quick_store[0], "softmax.kappa")
+    assert res.verdict == "fail" and {c.label.split(" @")[0] for c in res.failed} == {"kappa"}
+
+
+def test_wrong_power_of_kappa_is_rejected(quick_store, monkeypatch):
+    # T ||Aperp_L...||_F^2 -> kappa^(2L + 1) instead of kappa^(2L): the fixed gradient's constant
+    right = theory.layers.frob_Aperp_scaled
+    monkeypatch.setattr(theory.layers, "frob_Aperp_scaled",
+                        lambda depth, kappa2: right(depth, kappa2) * sp.sqrt(kappa2))
+    res = _judge(quick_store[0], "gradient.value_frobenius")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"grad_fix_over_T"}
+
+
+def test_wrong_gamma_dependence_is_rejected(quick_store, monkeypatch):
+    # sr(X1perp)/T = 1/x*(gamma) evaluated at 0.8 gamma: the free-probability composition
+    # with a wrong compression parameter
+    right = theory.layers.sr_Xperp_over_T
+    monkeypatch.setattr(theory.layers, "sr_Xperp_over_T",
+                        lambda depth, gamma: right(depth, sp.nsimplify(gamma) * sp.Rational(4, 5)))
+    res = _judge(quick_store[0], "width.stable_rank")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"sr_X1perp_over_T"}
+
+
+def test_wrong_edge_is_rejected(quick_store, monkeypatch):
+    # sqrt(T) s_2 -> 2.1 kappa instead of 2 kappa (the edge of Q_kappa 5% off)
+    right = markov_family.outlier_predictions
+
+    def wrong(s2):
+        out = dict(right(s2))
+        out["sqrtT_s2"] = out["sqrtT_s2"] * sp.Rational(21, 20)
+        return out
+
+    monkeypatch.setattr(markov_family, "outlier_predictions", wrong)
+    res = _judge(quick_store[0], "markov.outliers")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"sqrtT_s2"}
+
+
+def test_wrong_conjectured_disc_edge_is_rejected(quick_store, monkeypatch):
+    # sqrt(T) |lambda_2| -> 1.1 kappa: the conjecture's value 10% off
+    right = markov_family.outlier_predictions
+
+    def wrong(s2):
+        out = dict(right(s2))
+        out["sqrtT_lambda2"] = out["sqrtT_lambda2"] * sp.Rational(11, 10)
+        return out
+
+    monkeypatch.setattr(markov_family, "outlier_predictions", wrong)
+    res = _judge(quick_store[0], "markov.outliers")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"sqrtT_lambda2"}

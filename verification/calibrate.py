@@ -1,0 +1,157 @@
+r"""``gapverify calibrate``: the measured false-failure rate of each claim.
+
+A true statement judged at a false-alarm level of 1% per claim should fail on at most 1%
+of root seeds. This command runs a profile on ``N`` root seeds, without the replay that
+``run`` does after a failure (a replayed failure that does not recur is reported as
+flaky; here every first failure counts), and reports per claim the fraction of seeds on
+which the claim failed, with its exact (Clopper-Pearson) 95% confidence interval
+(:meth:`scipy.stats.binomtest`), and how often it was not verified for lack of power.
+
+Root seeds: seed ``i`` of a calibration from base seed ``b`` is the first word of
+``SeedSequence([i, b])`` (ids first, the recorded base last), never ``b + i``. Samples go
+to the store as in ``run``: an interrupted calibration keeps what it finished, and the
+same command resumes it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from verification.runner import DEFAULT_SEED
+
+__all__ = ["calibration_seeds", "ClaimCalibration", "calibrate", "register", "COMMANDS"]
+
+
+def calibration_seeds(n: int, base: int = DEFAULT_SEED) -> list[int]:
+    """``n`` root seeds derived from ``base`` (63-bit, so any of them can be passed to ``--seed``)."""
+    return [int(np.random.SeedSequence([i, base]).generate_state(1, dtype=np.uint64)[0] >> 1)
+            for i in range(n)]
+
+
+@dataclass
+class ClaimCalibration:
+    claim: str
+    seeds: int = 0
+    failed: int = 0
+    not_verified: int = 0
+    failing_checks: dict[str, int] = field(default_factory=dict)
+    failing_seeds: list[int] = field(default_factory=list)
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        from scipy.stats import binomtest
+
+        ci = binomtest(self.failed, self.seeds).proportion_ci(confidence, method="exact")
+        return float(ci.low), float(ci.high)
+
+    def to_dict(self) -> dict:
+        low, high = self.interval()
+        return {"claim": self.claim, "seeds": self.seeds, "failed": self.failed,
+                "rate": self.failed / self.seeds if self.seeds else None,
+                "ci95": [low, high], "not_verified": self.not_verified,
+                "failing_checks": self.failing_checks, "failing_seeds": self.failing_seeds}
+
+
+def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: str = "quick",
+              workers: int = 1, level: float = 0.01, on_seed=None) -> list[ClaimCalibration]:
+    """Run ``claims`` at ``profile`` once per root seed; count the first-run failures."""
+    from verification.runner import default_executor
+    from verification.suite import RunOptions, verify
+
+    out = {c: ClaimCalibration(c) for c in claims}
+    executor = default_executor(workers)
+    try:
+        for i, seed in enumerate(seeds):
+            opts = RunOptions(claims=list(claims), profile=profile, seed=seed, workers=workers,
+                              level=level, replay=False)
+            for res in verify(opts, store, executor=executor):
+                cal = out[res.claim]
+                cal.seeds += 1
+                if res.verdict == "fail":
+                    cal.failed += 1
+                    cal.failing_seeds.append(seed)
+                    for c in res.failed:
+                        cal.failing_checks[c.label] = cal.failing_checks.get(c.label, 0) + 1
+                elif res.verdict != "pass":
+                    cal.not_verified += 1
+            if on_seed:
+                on_seed(i, seed, out)
+    finally:
+        executor.shutdown(cancel_futures=True)
+    return list(out.values())
+
+
+def _print(results: list[ClaimCalibration], level: float, profile: str, n: int) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from verification.display import console
+
+    t = Table(title=f"Calibration: {n} root seeds, profile {profile}, level {level:g} per claim",
+              box=box.SIMPLE_HEAVY)
+    for col in ("claim", "seeds", "failed", "false-failure rate", "95% CI (exact)",
+                "not verified", "failing checks"):
+        t.add_column(col)
+    for r in results:
+        low, high = r.interval()
+        checks = ", ".join(f"{k} ({v})" for k, v in sorted(r.failing_checks.items())) or "-"
+        t.add_row(r.claim, str(r.seeds), str(r.failed), f"{r.failed / r.seeds:.1%}",
+                  f"[{low:.1%}, {high:.1%}]", str(r.not_verified), checks)
+    console.print(t)
+
+
+def _cmd_calibrate(args) -> int:
+    from verification.cli import _claims_arg
+    from verification.store import Store
+
+    claims = _claims_arg(args.claims)
+    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    seeds = calibration_seeds(args.seeds, args.seed)
+    store = Store(args.store)
+
+    def progress(i, seed, results):
+        failed = sum(r.failed for r in results.values())
+        print(f"seed {i + 1}/{len(seeds)} ({seed}) done: {failed} claim failures so far",
+              file=sys.stderr, flush=True)
+
+    try:
+        results = calibrate(claims, seeds, store, profile=args.profile, workers=workers,
+                            level=args.level, on_seed=None if args.quiet else progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {store.count()} measurements are kept in {args.store}; "
+              "rerun the same command to resume", file=sys.stderr)
+        return 130
+    _print(results, args.level, args.profile, len(seeds))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(
+            {"profile": args.profile, "level": args.level, "base_seed": args.seed,
+             "seeds": seeds, "claims": [r.to_dict() for r in results]}, indent=2))
+    return 0
+
+
+def register(subparsers) -> None:
+    from verification.cli import DEFAULT_STORE, _int_in, parse_float
+
+    c = subparsers.add_parser("calibrate", help="false-failure rate per claim over N root seeds")
+    c.add_argument("claims", nargs="*", metavar="CLAIM")
+    c.add_argument("--seeds", type=_int_in("--seeds", 1, 10000), default=20,
+                   help="number of root seeds (default 20)")
+    c.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED,
+                   help=f"base seed the root seeds are derived from (default {DEFAULT_SEED})")
+    c.add_argument("--profile", choices=("quick", "standard"), default="quick",
+                   help="sweep profile (default: quick)")
+    c.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)
+    c.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
+                   help="false-alarm level per claim (default 0.01)")
+    c.add_argument("--store", default=DEFAULT_STORE)
+    c.add_argument("--json", metavar="PATH")
+    c.add_argument("--quiet", action="store_true", help="no per-seed progress lines")
+
+
+COMMANDS = {"calibrate": _cmd_calibrate}
