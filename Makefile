@@ -21,7 +21,7 @@ verify: $(STAMP)
 	@mkdir -p $(OUT)
 	$(VENV)/bin/gapverify run --profile $(PROFILE) --json $(OUT)/results.json; \
 	status=$$?; \
-	if [ $$status -le 1 ]; then \
+	if [ $$status -le 1 ] || [ $$status -eq 3 ]; then \
 	  $(VENV)/bin/gapverify paper-figure --out $(OUT) || exit $$?; \
 	  $(VENV)/bin/gapverify report --from $(OUT)/results.json --store reports/gapverify.sqlite --out $(OUT) || exit $$?; \
 	  echo "Outputs: $(OUT)/report.pdf (where pdflatex exists), $(OUT)/report.tex, $(OUT)/tables/, $(OUT)/figures/, $(OUT)/depth_profile.png"; \

@@ -254,7 +254,8 @@ def _evidence(result: ClaimResult, labels: set[str]) -> str:
             parts.append(f"{c.label}: {c.predicted:.4g} inside [{c.limit_interval[0]:.4g}, "
                          f"{c.limit_interval[1]:.4g}]")
         elif c.beta is not None and c.limit_hat is not None:
-            parts.append(f"{c.label}: rate {c.beta:.2f}±{c.beta_se:.2f}, limit "
+            parts.append(f"{c.label}: fitted rate {c.beta:.2f}±{c.beta_se:.2f} (q se = "
+                         f"{result.q * c.beta_se:.2f}) vs stated {c.rate:.3g}; limit "
                          f"{c.limit_hat:.4g}±{c.limit_se:.2g} vs {c.predicted:.4g}")
         else:
             parts.append(f"{c.label}: {c.verdict}")
@@ -284,9 +285,14 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                                           note=f"not judged at this case: {why}"))
             continue
         labels = {c.label for c in judged}
+        exact_here = all(c.power_class == "exact" for c in judged)
         outcomes = []
         for probe in (p for p in all_probes if p.prediction == pred.name):
             base = dict(variant=probe.variant.name, role=probe.role, description=probe.description)
+            if probe.role == "rate" and exact_here:
+                outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
+                                               note=f"{pred.name} is exact here (round-off): no rate"))
+                continue
             if not _changes(claim, params, probe):
                 outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
                                                note=f"{pred.name} does not depend on it"))

@@ -41,7 +41,7 @@ def test_wrong_power_of_kappa_is_rejected(quick_store, monkeypatch):
     # T ||Aperp_L...||_F^2 -> kappa^(2L + 1) instead of kappa^(2L): the fixed gradient's constant
     right = theory.layers.frob_Aperp_scaled
     monkeypatch.setattr(theory.layers, "frob_Aperp_scaled",
-                        lambda depth, kappa2: right(depth, kappa2) * sp.sqrt(kappa2))
+                        lambda depth, kappa2=theory.layers.kappa2_sym: right(depth, kappa2) * sp.sqrt(kappa2))
     res = _judge(quick_store[0], "gradient.value_frobenius")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {"grad_fix_over_T"}
