@@ -62,7 +62,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="width.stable_rank",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 12), (64, 1448, 20)),
+    profiles=_profiles((64, 1024, 12), (64, 1448, 20), large=(1024, 16384, 6)),
 ))
 
 

@@ -110,7 +110,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.outliers",
     references=(BCC, GAP),
-    profiles=_profiles((128, 1024, 12), (128, 2048, 16)),
+    profiles=_profiles((128, 1024, 12), (128, 2048, 16), large=(1024, 16384, 8)),
 ))
 
 _register(Claim(
