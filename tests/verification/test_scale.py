@@ -203,3 +203,14 @@ def test_pool_workers_exit_on_their_own_when_the_main_process_is_killed(tmp_path
     proc.kill()
     proc.communicate(timeout=30)
     assert _gone(workers)  # the watchdog sees its parent gone
+
+
+def test_large_profile_reaches_16384_and_names_the_claims_that_have_one(capsys):
+    from verification.cli import main
+    from verification.registry import get_claim
+
+    for claim_id in ("markov.outliers", "width.stable_rank"):
+        assert get_claim(claim_id).profiles["large"].sizes[-1] == 16384
+    code = main(["run", "softmax.kappa", "--profile", "large", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "markov.outliers" in err and "width.stable_rank" in err
