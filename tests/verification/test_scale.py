@@ -120,13 +120,16 @@ def test_a_live_lease_is_respected_and_an_expired_one_taken_over(tmp_path):
 
 
 _CONCURRENT = textwrap.dedent("""
-    import sys
+    import os, sys, time
     from verification.registry import get_claim
     from verification.runner import plan, sweep, default_executor
     from verification.store import Store, code_version
     claim = get_claim("markov.outliers")
     store = Store(sys.argv[1])
     tasks = plan(store, claim.experiment, claim.resolve({}), (128, 181, 256, 362), 6, 5, code_version())
+    print("ready", flush=True)
+    while not os.path.exists(sys.argv[1] + ".go"):  # both runs start together
+        time.sleep(0.01)
     print(sweep(store, tasks, default_executor(1), poll=0.02, in_flight=1))
 """)
 
@@ -136,6 +139,9 @@ def test_two_runs_on_one_store_never_compute_a_task_twice(tmp_path):
     Store(path).close()
     procs = [subprocess.Popen([sys.executable, "-c", _CONCURRENT, str(path)], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready"
+    Path(str(path) + ".go").touch()
     computed = [int(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
     store = Store(path)
     assert store.count() == 4 * 6  # nothing lost
