@@ -50,8 +50,8 @@ __all__ = [
 ]
 
 #: Rows per independently seeded block of a sampled matrix (fixed: the numbers must not
-#: depend on the thread count). 256 rows of T = 4096 are 8 MiB, 16 blocks.
-BLOCK_ROWS = 256
+#: depend on the thread count). T = 4096 is 8 blocks of 16 MiB, T = 16384 is 32.
+BLOCK_ROWS = 512
 
 _threads = threading.local()
 
@@ -72,6 +72,8 @@ def fill_blocks(rng: np.random.Generator, shape: tuple[int, ...],
                 fill: Callable[[np.random.Generator, np.ndarray], None]) -> np.ndarray:
     """A new array of ``shape`` whose row block ``b`` is ``fill(child_b, out[block b])``,
     ``child_b = rng.spawn(n_blocks)[b]``, blocks filled by :func:`sampling_threads` threads.
+    An array of one block (at most :data:`BLOCK_ROWS` rows) is filled from ``rng`` itself,
+    as an unblocked sampler would.
 
     ``fill`` works in place on its block (e.g. ``g.standard_normal(out=block)``); cost
     ``O(prod(shape))`` split evenly over the threads.
@@ -79,7 +81,7 @@ def fill_blocks(rng: np.random.Generator, shape: tuple[int, ...],
     out = np.empty(shape)
     rows = shape[0] if len(shape) else 1
     starts = range(0, max(rows, 1), BLOCK_ROWS)
-    children = rng.spawn(len(starts))
+    children = rng.spawn(len(starts)) if len(starts) > 1 else [rng]
     jobs = [(g, out[i:i + BLOCK_ROWS]) for g, i in zip(children, starts)]
     threads = min(sampling_threads(), len(jobs))
     if threads <= 1:

@@ -36,7 +36,7 @@ def _payloads(store: Store) -> list[tuple]:
                             "ORDER BY experiment, params, T, replicate").fetchall()
 
 
-@pytest.mark.parametrize("claim_id,T", [("markov.outliers", 600), ("width.stable_rank", 300)])
+@pytest.mark.parametrize("claim_id,T", [("markov.outliers", 600), ("width.stable_rank", 600)])
 def test_sampling_thread_count_does_not_change_the_numbers(claim_id, T):
     # T > BLOCK_ROWS: several blocks, filled by 1 or 3 threads
     experiment, params = _params(claim_id)
@@ -46,7 +46,7 @@ def test_sampling_thread_count_does_not_change_the_numbers(claim_id, T):
 
 def test_stored_payloads_identical_for_1_and_2_workers_and_dask():
     pytest.importorskip("distributed")
-    opts = RunOptions(claims=["markov.outliers", "width.stable_rank"], sizes=[64, 300],
+    opts = RunOptions(claims=["markov.outliers", "width.stable_rank"], sizes=[64, 560],
                       replicates=2, seed=17)
     run = plan_run(opts)
     stored = []
