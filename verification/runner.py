@@ -356,7 +356,7 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
                 task = pending.pop(fut)
                 _, payload, seconds = fut.result()
                 store.put(*task.key[:2], task.T, task.replicate, task.root_seed, task.version,
-                          payload, seconds, owner=owner)
+                          payload, seconds)
                 computed += 1
                 if on_done:
                     on_done(task, seconds)

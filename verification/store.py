@@ -130,7 +130,7 @@ class Store:
         self.db.execute("COMMIT")
 
     def put(self, experiment: str, params: str, T: int, replicate: int, root_seed: int,
-            version: str, payload: bytes, seconds: float, owner: str | None = None) -> None:
+            version: str, payload: bytes, seconds: float) -> None:
         """Store one replicate and drop its lease, in one transaction. A measurement
         already stored (by another run whose lease had expired) is kept, not replaced:
         the same task gives the same bytes."""
