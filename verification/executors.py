@@ -18,7 +18,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from verification.runner import available_cores, default_executor, shutdown_executor, task_threads
+from verification.runner import (available_cores, check_memory, default_executor,
+                                 shutdown_executor, task_threads)
 
 __all__ = ["Engine", "make_engine", "parse_scheduler"]
 
@@ -33,6 +34,16 @@ class Engine:
     threads: int
     name: str
     _close: Callable[[bool], None] = field(repr=False, default=lambda abort: None)
+    #: ``(tasks at once, bytes)`` of the smallest machine that runs tasks, where it is not
+    #: this one (a Dask worker: its threads and ``memory_limit``); ``None``: this machine
+    memory: tuple[int, int] | None = None
+
+    def check_memory(self, tasks) -> None:
+        """:func:`verification.runner.check_memory` against where the tasks will run."""
+        if self.memory is None:
+            check_memory(tasks, self.slots)
+        else:
+            check_memory(tasks, self.memory[0], available=self.memory[1])
 
     @property
     def in_flight(self) -> int:
@@ -80,6 +91,10 @@ def _dask_engine(kind: str, target, processes: bool = True) -> Engine:
         except OSError as exc:
             raise ValueError(f"parameter '--scheduler': no Dask scheduler at {target}: {exc}") from None
     slots = max(1, sum(client.nthreads().values()))
+    workers = client.scheduler_info().get("workers", {}).values()
+    limits = [(int(w.get("nthreads") or 1), int(w["memory_limit"])) for w in workers
+              if w.get("memory_limit")]  # 0 or None: the worker has no limit
+    memory = (max(n for n, _ in limits), min(m for _, m in limits)) if limits else None
     executor = client.get_executor(pure=False)
 
     def close(abort: bool) -> None:
@@ -88,7 +103,7 @@ def _dask_engine(kind: str, target, processes: bool = True) -> Engine:
             cluster.close()
 
     # a worker thread samples single-threaded: the cluster's own threads fill its cores
-    return Engine(executor, slots, 1, f"dask {target}", close)
+    return Engine(executor, slots, 1, f"dask {target}", close, memory)
 
 
 def make_engine(workers: int, scheduler: str | None = None, processes: bool = True) -> Engine:

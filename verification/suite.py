@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from verification.claims import Claim, Profile
 from verification.registry import get_claim
 from verification.executors import Engine, make_engine
-from verification.runner import DEFAULT_SEED, check_memory, plan, replay_seed, sweep
+from verification.runner import DEFAULT_SEED, plan, replay_seed, sweep
 from verification.store import Store, code_version, parameters_key
 from verification.inference import two_sided_quantile
 from verification.verdict import (
@@ -99,7 +99,7 @@ def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
     tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
     if progress and tasks:
         progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
-    check_memory(tasks, engine.slots)
+    engine.check_memory(tasks)
     sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
           in_flight=engine.in_flight, threads=engine.threads)
     return store.load(claim.experiment, parameters_key(params), seed, version, profile.sizes,
@@ -164,7 +164,7 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
             tasks += plan(store, claim.experiment, values, prof.sizes, prof.replicates, seed, version)
             total += prof.replicates * len(prof.sizes)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
-    check_memory(tasks, engine.slots)
+    engine.check_memory(tasks)
     if progress and tasks:
         progress.start(f"{len(run.claims)} claim(s)", len(tasks), total)
     return sweep(store, tasks, engine.executor, in_flight=engine.in_flight, threads=engine.threads,

@@ -53,6 +53,8 @@ def test_stored_payloads_identical_for_1_and_2_workers_and_dask():
     for workers, scheduler in ((1, None), (2, None), (1, "local:2")):
         store = Store(":memory:")
         engine = make_engine(workers, scheduler, processes=False)
+        if scheduler:  # memory is checked against the Dask workers' own limits
+            assert engine.memory[0] == 1 and engine.memory[1] > 0
         try:
             assert sample_all(store, run, opts.seed, engine) == 2 * 2 * 2
         finally:
@@ -85,6 +87,10 @@ def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, c
     check_memory([big, twin], 2, available=2 * task_memory(big))
     with pytest.raises(ValueError, match="'--sizes'"):  # two at once do not fit
         check_memory([big, twin], 2, available=int(1.5 * task_memory(big)))
+    from verification.executors import Engine
+
+    with pytest.raises(ValueError, match="'--sizes'"):  # a cluster of 1 GiB workers
+        Engine(SerialExecutor(), 4, 1, "cluster", memory=(1, 2**30)).check_memory([big])
     monkeypatch.setenv("GAPVERIFY_MEMORY_LIMIT", str(2**30))  # a fake 1 GiB machine
     path = tmp_path / "mem.sqlite"
     code = main(["run", "markov.outliers", "--sizes", "64,16384", "--replicates", "2",
