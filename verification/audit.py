@@ -332,22 +332,24 @@ def plan(opts: AuditOptions):
 
 
 def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditReport:
-    """Sample (or reuse) every case of every selected claim once and audit it."""
-    from verification.runner import default_executor
-    from verification.suite import sample
+    """Sample (or reuse) every case of every selected claim once, in one sweep
+    (:func:`verification.suite.sample_all`), and audit it."""
+    from verification.executors import make_engine
+    from verification.suite import _engine, sample, sample_all
 
     run = plan(opts)
     eps = POWER_TARGETS.get(opts.profile, POWER_TARGETS["quick"])
     own = executor is None
-    executor = executor or default_executor(opts.workers)
+    engine = make_engine(opts.workers) if own else _engine(executor)
     audits, unjudged = [], []
+    aborted = True
     try:
+        sample_all(store, run, opts.seed, engine, progress)
         for claim in run.claims:
             varying = _varying(claim, run.cases[claim.id])
             mine = []
             for params in run.cases[claim.id]:
-                data = sample(store, claim, params, run.profiles[claim.id], opts.seed, executor,
-                              progress)
+                data = sample(store, claim, params, run.profiles[claim.id], opts.seed, engine)
                 result = audit_claim(claim, data, params, q=run.q[claim.id], root_seed=opts.seed,
                                      eps=eps, power_target=run.profiles[claim.id].power)
                 result.case = {k: params[k] for k in varying}
@@ -357,9 +359,10 @@ def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditRepor
                 if pred.asserted and pred.status in VERIFYING_STATUSES and not any(
                         p.judged for a in mine for p in a.predictions if p.prediction == pred.name):
                     unjudged.append(f"{claim.id}: {pred.name}")
+        aborted = False
     finally:
         if own:
-            executor.shutdown(cancel_futures=True)
+            engine.close(abort=aborted)
     return AuditReport(audits, opts.level, opts.seed, opts.profile, eps, unjudged)
 
 
@@ -497,7 +500,7 @@ def register(subparsers) -> None:
     a = subparsers.add_parser("audit", help="power audit: judge the same samples against "
                                             "wrong variants of each prediction")
     a.add_argument("claims", nargs="*", metavar="CLAIM")
-    a.add_argument("--profile", choices=("quick", "standard"), default="quick",
+    a.add_argument("--profile", choices=("quick", "standard", "large"), default="quick",
                    help="sweep profile; its power target is the size of the limit variants "
                         "(quick 5%%, standard 3%%) (default: quick)")
     a.add_argument("--sizes", type=parse_sizes)

@@ -60,11 +60,12 @@ class ClaimCalibration:
 def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: str = "quick",
               workers: int = 1, level: float = 0.01, on_seed=None) -> list[ClaimCalibration]:
     """Run ``claims`` at ``profile`` once per root seed; count the first-run failures."""
-    from verification.runner import default_executor
+    from verification.executors import make_engine
     from verification.suite import RunOptions, verify
 
     out = {c: ClaimCalibration(c) for c in claims}
-    executor = default_executor(workers)
+    executor = make_engine(workers)
+    aborted = True
     try:
         for i, seed in enumerate(seeds):
             opts = RunOptions(claims=list(claims), profile=profile, seed=seed, workers=workers,
@@ -81,8 +82,9 @@ def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: st
                     cal.not_verified += 1
             if on_seed:
                 on_seed(i, seed, out)
+        aborted = False
     finally:
-        executor.shutdown(cancel_futures=True)
+        executor.close(abort=aborted)
     return list(out.values())
 
 

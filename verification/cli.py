@@ -3,8 +3,8 @@
 Exit codes: 0 every claim verified (or the command succeeded), 1 some claim failed or a
 check found a difference, 2 bad usage or input (the message names the parameter and its
 allowed range), 3 no claim failed but some claim is not verified (a prediction lacks
-power at the sizes run, or was not assessed), 130 interrupted (finished work is kept in
-the store).
+power at the sizes run, or was not assessed), 130 interrupted (SIGINT) and 143 terminated
+(SIGTERM); finished work is kept in the store either way.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from theory.parameters import PARAMETERS, ParameterError
 from verification.runner import DEFAULT_SEED
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 MAX_T = 16384
 DEFAULT_STORE = "reports/gapverify.sqlite"
 
@@ -156,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="sample, judge and print a verdict table")
     r.add_argument("claims", nargs="*", metavar="CLAIM")
-    r.add_argument("--profile", choices=("quick", "standard"), default="standard")
+    r.add_argument("--profile", choices=("quick", "standard", "large"), default="standard")
     r.add_argument("--sizes", type=parse_sizes)
     r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000))
     r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED)
@@ -174,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="PATH")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
     r.add_argument("--quiet", action="store_true", help="no progress display")
+    r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
+                   help="run the tasks on a Dask cluster: a scheduler address "
+                        "(tcp://host:8786) or local:N for a LocalCluster of N workers")
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)
@@ -226,7 +230,11 @@ def _cmd_run(args) -> int:
     overrides = parse_set(args.set)
     if overrides and not any(k in get_claim(c).parameters for c in claims for k in overrides):
         raise UsageError(f"no selected claim takes parameter '{next(iter(overrides))}'")
+    claims = _large_claims(claims, args)
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    from verification.executors import parse_scheduler
+
+    parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
     perturb, perturb_predictions = parse_perturb(args.perturb)
     perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
     _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
@@ -234,16 +242,19 @@ def _cmd_run(args) -> int:
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
                       perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay)
+                      replay=not args.no_replay, scheduler=args.scheduler)
     store = Store(args.store)
     progress = None if args.quiet else display.Progress()
+    from verification.runner import Terminated
+
     try:
-        with (progress or display.nullcontext()):
+        with _terminate_as_interrupt(), (progress or display.nullcontext()):
             results = verify(opts, store, progress=progress)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: {store.count()} measurements are kept in {args.store}; "
+    except KeyboardInterrupt as exc:
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"\n{how}: {store.count()} measurements are kept in {args.store}; "
               "rerun the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     payload = results_json(results, opts)
     payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
     store.add_run(payload["command"], payload)
@@ -254,6 +265,50 @@ def _cmd_run(args) -> int:
     if any(r.verdict in ("fail", "flaky") for r in results):
         return EXIT_FAIL
     return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
+
+
+def _large_claims(claims: list[str], args) -> list[str]:
+    """``--profile large``: the claims that have one (all of them when none is named)."""
+    from verification.registry import get_claim
+
+    if args.profile != "large":
+        return claims
+    have = [c for c in claims if "large" in get_claim(c).profiles]
+    if args.claims and len(have) < len(claims):
+        from verification.registry import CLAIMS
+
+        lacking = next(c for c in claims if c not in have)
+        raise UsageError(f"parameter '--profile large': claim {lacking} has no large profile; "
+                         f"claims with one: {', '.join(c for c in CLAIMS if 'large' in CLAIMS[c].profiles)}")
+    if not have:
+        raise UsageError("parameter '--profile large': no claim has a large profile")
+    return have
+
+
+class _terminate_as_interrupt:
+    """SIGTERM raises :class:`verification.runner.Terminated` in the main thread while a
+    run is on (a ``KeyboardInterrupt``: the same clean-up as Ctrl-C, exit 143)."""
+
+    def __enter__(self):
+        import signal
+
+        from verification.runner import Terminated
+
+        def on_term(signum, frame):
+            raise Terminated()
+
+        try:
+            self._old = signal.signal(signal.SIGTERM, on_term)
+        except ValueError:  # not the main thread: leave signals alone
+            self._old = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+        return False
 
 
 _COMMANDS = {"claims": _cmd_claims, "predict": _cmd_predict, "run": _cmd_run}

@@ -4,6 +4,12 @@ replicate, root seed and code version, plus the judged runs.
 Each finished replicate is committed on its own, so an interrupted sweep keeps everything
 it finished and a rerun of the same command computes only what is missing. Writes happen
 in the coordinating process only; workers return payloads.
+
+Concurrent runs. A file store is opened in WAL mode (readers never block the writer) with
+a busy timeout. A run leases each task before computing it (table ``leases``: the
+measurement's key, the owner, an expiry time); :meth:`Store.claim` takes a lease inside a
+``BEGIN IMMEDIATE`` transaction, so of two runs exactly one gets it, and a lease whose
+run died expires. Storing a measurement drops its lease in the same transaction.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import io
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -30,6 +37,17 @@ CREATE TABLE IF NOT EXISTS measurements (
     payload BLOB NOT NULL,
     seconds REAL NOT NULL,
     created REAL NOT NULL,
+    PRIMARY KEY (experiment, params, T, replicate, root_seed, code_version)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    experiment TEXT NOT NULL,
+    params TEXT NOT NULL,
+    T INTEGER NOT NULL,
+    replicate INTEGER NOT NULL,
+    root_seed INTEGER NOT NULL,
+    code_version TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL,
     PRIMARY KEY (experiment, params, T, replicate, root_seed, code_version)
 );
 CREATE TABLE IF NOT EXISTS runs (
@@ -76,7 +94,11 @@ class Store:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite3.connect(self.path)
+            # autocommit; transactions are explicit (_write); wait up to a minute for a lock
+            self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self.db.execute("PRAGMA busy_timeout = 60000")
+            if self.path != ":memory:":
+                self.db.execute("PRAGMA journal_mode = WAL")
             self.db.executescript(_SCHEMA)
             columns = {row[1] for row in self.db.execute("PRAGMA table_info(measurements)")}
         except sqlite3.DatabaseError as exc:
@@ -96,12 +118,64 @@ class Store:
             "root_seed=? AND code_version=?", (experiment, params, root_seed, version))
         return {(int(T), int(r)) for T, r in rows}
 
+    @contextmanager
+    def _write(self):
+        """One write transaction, taken at once (``BEGIN IMMEDIATE``): atomic, durable."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
     def put(self, experiment: str, params: str, T: int, replicate: int, root_seed: int,
             version: str, payload: bytes, seconds: float) -> None:
-        with self.db:  # one transaction per replicate: atomic, durable
-            self.db.execute(
-                "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?)",
-                (experiment, params, T, replicate, root_seed, version, payload, seconds, time.time()))
+        """Store one replicate and drop its lease, in one transaction. A measurement
+        already stored (by another run whose lease had expired) is kept, not replaced:
+        the same task gives the same bytes."""
+        key = (experiment, params, T, replicate, root_seed, version)
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO measurements VALUES (?,?,?,?,?,?,?,?,?)",
+                       (*key, payload, seconds, time.time()))
+            db.execute("DELETE FROM leases WHERE experiment=? AND params=? AND T=? AND "
+                       "replicate=? AND root_seed=? AND code_version=?", key)
+
+    def claim(self, key: tuple, owner: str, seconds: float) -> str:
+        """Lease the task ``key`` to ``owner`` for ``seconds``: ``"mine"`` (leased now),
+        ``"done"`` (already stored) or ``"busy"`` (another owner's lease is live)."""
+        where = ("experiment=? AND params=? AND T=? AND replicate=? AND root_seed=? AND "
+                 "code_version=?")
+        now = time.time()
+        with self._write() as db:
+            if db.execute(f"SELECT 1 FROM measurements WHERE {where}", key).fetchone():
+                return "done"
+            row = db.execute(f"SELECT owner, expires FROM leases WHERE {where}", key).fetchone()
+            if row and row[0] != owner and row[1] > now:
+                return "busy"
+            db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?,?)",
+                       (*key, owner, now + seconds))
+            return "mine"
+
+    def renew(self, keys: Iterable[tuple], owner: str, seconds: float) -> None:
+        """Extend ``owner``'s leases on ``keys`` by ``seconds`` from now."""
+        keys = list(keys)
+        if not keys:
+            return
+        with self._write() as db:
+            db.executemany("UPDATE leases SET expires=? WHERE experiment=? AND params=? AND "
+                           "T=? AND replicate=? AND root_seed=? AND code_version=? AND owner=?",
+                           [(time.time() + seconds, *k, owner) for k in keys])
+
+    def release(self, owner: str) -> None:
+        """Drop every lease of ``owner`` (an interrupted run), so others take the tasks now."""
+        with self._write() as db:
+            db.execute("DELETE FROM leases WHERE owner=?", (owner,))
+
+    def leases(self) -> list[tuple]:
+        """Live and expired leases: ``(experiment, T, replicate, owner, expires)``."""
+        return self.db.execute("SELECT experiment, T, replicate, owner, expires FROM leases "
+                               "ORDER BY expires").fetchall()
 
     def load(self, experiment: str, params: str, root_seed: int, version: str,
              sizes: Iterable[int], replicates: int) -> dict[int, list[dict[str, object]]]:
@@ -118,7 +192,7 @@ class Store:
         return out
 
     def add_run(self, command: str, results: Mapping[str, object]) -> int:
-        with self.db:
+        with self._write():
             cur = self.db.execute("INSERT INTO runs (created, command, results) VALUES (?,?,?)",
                                   (time.time(), command, json.dumps(results, sort_keys=True)))
         return int(cur.lastrowid)

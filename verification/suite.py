@@ -15,7 +15,8 @@ from typing import Mapping, Sequence
 
 from verification.claims import Claim, Profile
 from verification.registry import get_claim
-from verification.runner import DEFAULT_SEED, default_executor, plan, replay_seed, sweep
+from verification.executors import Engine, make_engine
+from verification.runner import DEFAULT_SEED, plan, replay_seed, sweep
 from verification.store import Store, code_version, parameters_key
 from verification.inference import two_sided_quantile
 from verification.verdict import (
@@ -49,6 +50,7 @@ class RunOptions:
     workers: int = 1
     level: float = DEFAULT_LEVEL
     replay: bool = True
+    scheduler: str | None = None
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
@@ -143,15 +145,23 @@ def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: i
     return shlex.join(parts)
 
 
+def _engine(executor: Executor | Engine) -> Engine:
+    return executor if isinstance(executor, Engine) else \
+        Engine(executor, getattr(executor, "_max_workers", 1), 1, "given")
+
+
 def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
-           executor: Executor, progress=None) -> dict:
+           executor: Executor | Engine, progress=None) -> dict:
     """Sample what the store lacks for one case of ``claim`` and load all of it
     (size -> replicate measurements)."""
     version = code_version()
+    engine = _engine(executor)
     tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
-    if progress:
+    if progress and tasks:
         progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
-    sweep(store, tasks, executor, on_done=(progress.advance if progress else None))
+    engine.check_memory(tasks)
+    sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
+          in_flight=engine.in_flight, threads=engine.threads)
     return store.load(claim.experiment, parameters_key(params), seed, version, profile.sizes,
                       profile.replicates)
 
@@ -210,18 +220,40 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
     return result
 
 
+def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=None) -> int:
+    """Sample what the store lacks for every claim and case of ``run`` in one sweep, so
+    the workers stay busy across claims (largest tasks first, :func:`sweep`); the memory
+    estimate is checked before anything is sampled. Returns the tasks computed."""
+    version = code_version()
+    tasks, total = [], 0
+    for claim in run.claims:
+        prof = run.profiles[claim.id]
+        for values in run.cases[claim.id]:
+            tasks += plan(store, claim.experiment, values, prof.sizes, prof.replicates, seed, version)
+            total += prof.replicates * len(prof.sizes)
+    tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
+    engine.check_memory(tasks)
+    if progress and tasks:
+        progress.start(f"{len(run.claims)} claim(s)", len(tasks), total)
+    return sweep(store, tasks, engine.executor, in_flight=engine.in_flight, threads=engine.threads,
+                 on_done=(progress.advance if progress and tasks else None))
+
+
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
-    """Run and judge every claim in ``opts.claims`` (every case of each); one result per claim."""
+    """Run and judge every claim in ``opts.claims`` (every case of each); one result per
+    claim. Everything is sampled first, in one sweep (:func:`sample_all`), then judged."""
     run = plan_run(opts)
     variant = run_variant(opts)
     for claim in run.claims:  # a wrong parameter outside its domain is bad input: before sampling
         for values in run.cases[claim.id]:
             _variant_at(variant, opts, claim, values)
     own = executor is None
-    executor = executor or default_executor(opts.workers)
+    executor = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     results = []
+    aborted = True
     try:
+        sample_all(store, run, opts.seed, executor, progress)
         for claim in run.claims:
             parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
                                           run.q[claim.id], variant, store, executor, progress))
@@ -229,9 +261,10 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
             merged = _merge(claim, parts)
             merged.level, merged.tests = opts.level, run.tests[claim.id]
             results.append(merged)
+        aborted = False
     finally:
         if own:
-            executor.shutdown(cancel_futures=True)
+            executor.close(abort=aborted)
     return results
 
 

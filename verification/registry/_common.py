@@ -39,11 +39,17 @@ def _grid(low: int, high: int, ratio: float = math.sqrt(2)) -> tuple[int, ...]:
     return tuple(int(round(low * ratio**k)) for k in range(n))
 
 
-def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int]) -> dict[str, Profile]:
-    """``(low, high, replicates)`` per profile; each carries its power target."""
+def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
+              large: tuple[int, int, int] | None = None) -> dict[str, Profile]:
+    """Profiles ``(low, high, replicates)``, each with its power target; ``large``
+    (Lanczos-based claims only) reaches ``T = 16384`` where memory allows
+    (``verification.runner.check_memory``)."""
     (ql, qh, qr), (sl, sh, sr) = quick, standard
-    return {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
-            "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
+    out = {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
+           "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
+    if large is not None:
+        out["large"] = Profile(_grid(large[0], large[1]), large[2], POWER_TARGETS["large"])
+    return out
 
 
 # --- exact tolerances -------------------------------------------------------------------

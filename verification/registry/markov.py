@@ -125,8 +125,8 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.outliers",
     references=(BCC, GAP),
-    profiles=_profiles((128, 1024, 24), (128, 2048, 32)),
-    cases=_S2_CASES,
+    profiles=_profiles((128, 1024, 24), (128, 2048, 32), large=(1024, 16384, 8)),
+    cases={**_S2_CASES, "large": _S2_CASES["quick"]},
 ))
 
 _register(Claim(
