@@ -187,13 +187,23 @@ def wrong_values(name: str, value: float | int) -> list[float | int]:
 def probes(claim: Claim, params: Mapping[str, float], eps: float) -> list[Probe]:
     """Every wrong version of every prediction that the audit judges (one at a time)."""
     out = []
+    values = claim.predict_numbers(params)
     for pred in claim.predictions:
         if not pred.asserted:
             continue
         name = pred.name
-        for s in (1 + eps, 1 - eps):
-            out.append(Probe(Variant(name=f"{name} x{s:g}", scales={name: s}), "limit", name,
-                             f"{name} times {s:g}"))
+        zero = [c.zero_scale(params) for c in claim.checks
+                if c.prediction == name and c.zero_scale is not None]
+        if values[name] == 0.0 and zero:
+            # a prediction equal to 0: moved by +-e times its check's stated scale
+            for sign in (1, -1):
+                off = sign * eps * zero[0]
+                out.append(Probe(Variant(name=f"{name} {off:+g}", offsets={name: off}), "limit",
+                                 name, f"{name} = {off:+g} ({eps:g} x the scale {zero[0]:g})"))
+        else:
+            for s in (1 + eps, 1 - eps):
+                out.append(Probe(Variant(name=f"{name} x{s:g}", scales={name: s}), "limit", name,
+                                 f"{name} times {s:g}"))
         for par in claim.parameters:
             if par in claim.fixed_parameters:
                 continue

@@ -91,11 +91,14 @@ class Variant:
     scales: Mapping[str, float] = field(default_factory=dict)
     prediction_parameters: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     rate_shifts: Mapping[str, float] = field(default_factory=dict)
+    #: added to one prediction after scaling: a prediction equal to 0 made wrong
+    offsets: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def identity(self) -> bool:
         return (self.scale == 1.0 and not self.parameters and not self.rate_shift
                 and all(s == 1.0 for s in self.scales.values())
+                and not any(self.offsets.values())
                 and not self.prediction_parameters and not any(self.rate_shifts.values()))
 
     def scale_for(self, prediction: str) -> float:
@@ -467,7 +470,7 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         key = tuple(sorted(theory.items()))
         if key not in cache:
             cache[key] = claim.predict_numbers(theory)
-        return cache[key][name] * variant.scale_for(name), theory
+        return cache[key][name] * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
 
     results = []
     for check in claim.checks:

@@ -46,8 +46,9 @@ def test_sampling_thread_count_does_not_change_the_numbers(claim_id, T):
 
 def test_stored_payloads_identical_for_1_and_2_workers_and_dask():
     pytest.importorskip("distributed")
+    # one case per claim (the overrides collapse the profile's cases)
     opts = RunOptions(claims=["markov.outliers", "width.stable_rank"], sizes=[64, 560],
-                      replicates=2, seed=17)
+                      replicates=2, seed=17, overrides={"s2": 0.25, "gamma": 1.0})
     run = plan_run(opts)
     stored = []
     for workers, scheduler in ((1, None), (2, None), (1, "local:2")):

@@ -63,8 +63,10 @@ _register(Claim(
         Check("grad_std_over_T_L", "grad_std_scaled", "limit", rate=0.85, rate_status="derived",
               rate_note="frob_A converges like 1/T and the W factors like 1/d; asserted 0.85 "
                         "as frob_A"),
-        Check("grad_fix_over_T", "grad_fix_scaled", "limit", rate=0.5, rate_status="empirical",
-              rate_note="as depth.frobenius frob_Aperp_scaled"),
+        Check("grad_fix_over_T", "grad_fix_scaled", "limit", rate=0.7, rate_status="empirical",
+              rate_note="as depth.frobenius frob_Aperp_scaled, times the chi-square factors of W; "
+                        "measured slopes 0.80±0.08 (L = 1) and 0.93±0.10 (L = 2) at quick: "
+                        "asserted 0.7"),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="gradient.value",

@@ -43,9 +43,9 @@ _register(Claim(
                    r"\mathrm{sr}(\Sigma_1^\perp)/T", note="free probability: (2+gamma)/x*^2"),
     ),
     checks=(
-        Check("sr_A", "sr_A", "limit", rate=0.75, rate_status="derived",
+        Check("sr_A", "sr_A", "limit", rate=0.85, rate_status="derived",
               rate_note="||A||_F^2 = 1 + ||Aperp||_F^2 and s1 - 1 both O(1/T); measured local "
-                        "slope 0.93 (T = 64..1024): asserted 3/4"),
+                        "slopes 0.93 (T = 64..1024), 0.93-0.98 (quick): asserted 0.85"),
         Check("sr_X1", "sr_X1", "limit", rate=0.5, rate_status="derived",
               rate_note="the rank-one mass ||W^T X0^T 1||^2/T is chi-square with d dof: sd ~ "
                         "d^-1/2 (CLT), asserted 1/2; measured local slopes 0.42±0.09, 0.50, "
@@ -146,8 +146,10 @@ _register(Claim(
               rate_note="column-sum fluctuations of the cross terms are O(kappa^2/T); a "
                         "subleading correction keeps the local slope at 0.92-0.97 for "
                         "T <= 512: asserted 0.85"),
-        Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", rate=0.5, rate_status="empirical",
-              rate_note="normalised trace of a product of l bulk matrices; measured slope >= 0.5"),
+        Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", rate=0.8, rate_status="empirical",
+              rate_note="normalised trace of a product of l bulk matrices (a CLT would give 1); "
+                        "measured slopes 0.90±0.11 (l = 1) and 1.04±0.08 (l = 2) at quick: "
+                        "asserted 0.8"),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",

@@ -45,16 +45,19 @@ _register(Claim(
                    r"(\mathrm{sr}(X_1)-1)(d+d_{qk})^2/4", note="X1 -> (1/T) 1 1^T X0 W1: rank one"),
     ),
     checks=(
-        Check("merged_var", "merged_var", "limit", rate=0.75, rate_status="derived",
-              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 3/4 (measured 1.0)"),
-        Check("merged_kurtosis", "merged_kurtosis", "limit", rate=0.75, rate_status="derived",
-              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 3/4 (measured 1.0)",
+        Check("merged_var", "merged_var", "limit", rate=0.9, rate_status="derived",
+              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 0.9 (measured 1.01±0.08, quick)"),
+        Check("merged_kurtosis", "merged_kurtosis", "limit", rate=0.9, rate_status="derived",
+              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 0.9 (measured 1.06±0.06, quick); "
+                        "power relative to 3, the standardised fourth moment of a Gaussian",
               zero_scale=lambda p: 3.0),
-        Check("merged_sq_corr", "merged_sq_corr", "limit", rate=0.6, rate_status="derived",
-              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 0.6 (measured 0.81)",
+        Check("merged_sq_corr", "merged_sq_corr", "limit", rate=0.75, rate_status="derived",
+              rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 3/4 (measured 0.81 and "
+                        "0.92±0.06); power relative to 1/2: corr = cov(M^2, M'^2)/var(M^2), "
+                        "a relative error e of E M^2 M'^2 = sigma^4 is a correlation e/2",
               zero_scale=lambda p: 0.5),
-        Check("merged_sr_A", "merged_sr_A", "limit", rate=0.6, rate_status="derived",
-              rate_note="as width.stable_rank sr_A; asserted 0.6 (measured 0.80)"),
+        Check("merged_sr_A", "merged_sr_A", "limit", rate=0.8, rate_status="derived",
+              rate_note="as width.stable_rank sr_A; asserted 0.8 (measured 0.80, 0.93±0.05)"),
         Check("separate_var", "separate_var", "limit", rate=0.5, rate_status="derived",
               rate_note="tr(U^T U V^T V)/(d_qk T^2) with U, V Gaussian T x d_qk: sd ~ T^-1/2"),
         Check("separate_kurtosis", "separate_kurtosis", "limit", rate=0.5, rate_status="derived",
