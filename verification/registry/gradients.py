@@ -71,7 +71,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="gradient.value",
     references=(GAP,),
-    profiles=_profiles((64, 256, 32), (64, 724, 48)),
+    profiles=_profiles((64, 256, 32), (64, 362, 48)),
     cases=_GRAD_CASES,
 ))
 
@@ -99,7 +99,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="gradient.input",
     references=(GAP,),
-    profiles=_profiles((64, 724, 24), (64, 1448, 24)),
+    profiles=_profiles((64, 724, 24), (64, 724, 48)),
     # the fixed Jacobian is an edge: judged at light tails (s2 = 1/4, 0.35, as fix.spectrum)
     cases={"quick": ({"gamma": 1.0, "sigma_V": 1.5, "s2": 0.25},
                      {"gamma": 0.5, "sigma_V": 0.7, "s2": 0.35}),

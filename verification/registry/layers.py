@@ -66,11 +66,10 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="width.stable_rank",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 20), (64, 1448, 24), large=(1024, 16384, 6)),
+    profiles=_profiles((64, 1024, 20), (64, 1024, 40), large=(1024, 16384, 6)),
     # two kappa (s2 = 1/4, 1/2) and two gamma at light tails; standard adds the paper's log 2
     cases={"quick": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
-           "standard": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5},
-                        {"gamma": 1.0}, {"gamma": 0.5}),
+           "standard": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}, {"gamma": 1.0}),
            "large": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5})},
 ))
 
@@ -127,7 +126,7 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    profiles=_profiles((64, 512, 24), (64, 724, 32)),
+    profiles=_profiles((64, 512, 24), (64, 512, 48)),
     cases=_DEPTH_CASES,
 ))
 
@@ -154,6 +153,6 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    profiles=_profiles((64, 512, 24), (64, 724, 32)),
+    profiles=_profiles((64, 512, 24), (64, 512, 48)),
     cases=_FROB_CASES,
 ))

@@ -39,7 +39,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="softmax.kappa",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 40), (64, 2048, 48)),
+    profiles=_profiles((64, 1024, 40), (64, 1024, 96)),
     cases={"quick": ({"s2": 0.25}, {}), "standard": ({"s2": 0.25}, {"s2": 0.5}, {})},
 ))
 
@@ -70,7 +70,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.singular_law",
     references=(BCC, GAP),
-    profiles=_profiles((128, 724, 12), (128, 2048, 16)),
+    profiles=_profiles((128, 724, 12), (128, 1024, 32)),
     cases=_S2_CASES,
 ))
 
@@ -90,7 +90,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.circular_law",
     references=(BCC,),
-    profiles=_profiles((90, 720, 16), (90, 1440, 24)),
+    profiles=_profiles((90, 720, 16), (90, 720, 32)),
     cases={"quick": ({"s2": 0.5}, {}), "standard": ({"s2": 0.5}, {})},
 ))
 
@@ -126,7 +126,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.outliers",
     references=(BCC, GAP),
-    profiles=_profiles((128, 1024, 24), (128, 2048, 32), large=(1024, 16384, 8)),
+    profiles=_profiles((128, 1024, 24), (128, 1024, 64), large=(1024, 16384, 8)),
     cases={**_S2_CASES, "large": _S2_CASES["quick"]},
 ))
 
@@ -162,7 +162,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="fix.spectrum",
     references=(BCC, GAP),
-    profiles=_profiles((64, 362, 16), (64, 724, 20)),
+    profiles=_profiles((64, 362, 16), (64, 512, 32)),
     # the edge of Aperp at two light tails (s2 = 1/4, 0.35); the law at log 2 as well
     cases={"quick": ({"s2": 0.25}, {"s2": 0.35}), "standard": ({"s2": 0.25}, {"s2": 0.35}, {})},
 ))

@@ -75,7 +75,7 @@ _register(Claim(
     parameters=("s2", "gamma", "sigma_V", "d_qk"),
     experiment="kq.attention",
     references=(GAP,),
-    profiles=_profiles((64, 512, 48), (64, 1024, 32)),
+    profiles=_profiles((64, 512, 48), (64, 512, 96)),
     # two kappa and two head widths: a wrong power of s2 or of d_qk is rejected
     cases={"quick": ({}, {"s2": 0.5, "d_qk": 16}),
            "standard": ({}, {"s2": 0.5, "d_qk": 16})},
