@@ -252,3 +252,6 @@ EXPERIMENTS.update({
     "gradient.input": input_jacobian,
     "kq.attention": kq_attention,
 })
+
+from numerics import causal as _causal, variants as _variants  # noqa: E402  (maps, causal)
+EXPERIMENTS.update({**_variants.VARIANT_EXPERIMENTS, **_causal.CAUSAL_EXPERIMENTS})
