@@ -253,5 +253,5 @@ EXPERIMENTS.update({
     "kq.attention": kq_attention,
 })
 
-from numerics import causal as _causal, variants as _variants  # noqa: E402  (maps, causal)
-EXPERIMENTS.update({**_variants.VARIANT_EXPERIMENTS, **_causal.CAUSAL_EXPERIMENTS})
+from numerics import causal as _c, heavy_tail as _h, variants as _v  # noqa: E402  (new families)
+EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})

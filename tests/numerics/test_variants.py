@@ -68,3 +68,22 @@ def test_causal_experiment_identities():
     assert 1.6 < m["s1_cesaro"] < 2
     # the noise is kappa^2 = 1 per unit of H, less the 1/H correction: well inside (0.2, 1.5)
     assert 0.2 < m["frob_noise_over_H"] < 1.5 and 0.5 < m["frob_noise_late_rows"] < 1.5
+
+
+def test_spike_edge_is_continuous_at_the_transition_and_dominated_by_the_spike():
+    from numerics.heavy_tail import spike_edge
+
+    assert spike_edge(1.0, 1.0) == 2.0 and spike_edge(1.0, 1.0 + 1e-12) == pytest.approx(2.0)
+    assert spike_edge(2.0, 1.0) == 4.0  # below the bulk: the edge 2 kappa
+    assert spike_edge(1.0, 10.0) == pytest.approx(10.1)  # c + kappa^2 / c
+
+
+def test_heavy_tail_edge_measures_consistent_quantities():
+    from numerics.heavy_tail import heavy_tail_edge
+
+    m = heavy_tail_edge(np.random.default_rng(4), 256, {"mu": 0.0, "s2": 2.0})
+    kappa = math.sqrt(math.expm1(2.0))
+    assert m["edge_over_max"] == pytest.approx(m["sqrtT_s2"] / max(2 * kappa, m["col_max"]))
+    # s_2(A) <= s_1(Aperp) (Weyl, rank one) >= every column norm: the edge is of the
+    # order of the largest column, not of 2 kappa, at s2 = 2 and T = 256
+    assert m["col_max"] > 2 * kappa and 0.7 < m["edge_over_max"] < 1.3
