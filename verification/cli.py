@@ -204,7 +204,8 @@ def _load_extensions() -> None:
 
     if _EXTRA_COMMANDS:
         return
-    for module in ("verification.paper", "verification.snapshot", "verification.audit", "reports.cli"):
+    for module in ("verification.paper", "verification.snapshot", "verification.audit", "reports.cli",
+                   "verification.normalization"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
