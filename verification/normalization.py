@@ -39,7 +39,8 @@ _ATTENTION = {"markov": dict(attention="markov"),
 def normalization_profile(T: int, depth: int, seeds: int, attention: str = "markov",
                           root_seed: int | None = None) -> dict[str, np.ndarray]:
     """``{variant: array (2, seeds, depth)}``: sr(Sigma_l) for A (index 0) and Aperp (1),
-    the two on the same draws (twin streams), ``d = T``."""
+    the two on the same draws (twin streams), ``d = T``; ``nan`` for a network whose
+    output vanished to round-off (reported as such)."""
     from numerics.experiments import twin_streams
     from numerics.networks import NetworkConfig, forward
     from verification.runner import DEFAULT_SEED
@@ -53,7 +54,12 @@ def normalization_profile(T: int, depth: int, seeds: int, attention: str = "mark
             for i, (rng, fixed) in enumerate(((a, False), (b, True))):
                 cfg = NetworkConfig(T=T, d=T, depth=depth, fixed=fixed, residual=residual,
                                     layer_norm=ln, **_ATTENTION[attention])
-                sr[i, s] = forward(rng, cfg).sr_Sigma
+                try:
+                    sr[i, s] = forward(rng, cfg).sr_Sigma
+                except FloatingPointError:
+                    # X_l = 0 to round-off: with Xavier heads A is uniform to machine
+                    # precision in deep layers and A^perp = 0 (no skip to carry X)
+                    sr[i, s] = np.nan
         out[label] = sr
     return out
 
@@ -148,7 +154,7 @@ def _print(profiles, attention: str) -> None:
                                         for k in ("A", "Aperp", "advantage")])
         console.print(t)
     console.print("empirical: no limit is proven for these variants (THEORY.md "
-                  "variants.normalization)")
+                  "variants.normalization); nan: the network's output vanished to round-off")
 
 
 def _cmd(args) -> int:
