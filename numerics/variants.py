@@ -77,5 +77,25 @@ def elementwise_experiment(name: str):
     return experiment
 
 
+def normalization(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> dict[str, float]:
+    r"""``variants.normalization``: Markov-surrogate networks of depth ``L`` with LayerNorm,
+    skip, skip + LayerNorm and upscaled skip (:func:`numerics.networks.forward`), standard
+    and fixed on the same draws: :math:`\mathrm{sr}(\Sigma_L)` of each, and the fixed
+    one over ``T``. ``O(L (T d^2 + T^3))`` per network, eight networks."""
+    from numerics.experiments import _network_config, twin_streams
+    from numerics.networks import forward
+
+    out: dict[str, float] = {}
+    for key, residual, ln in (("LN", "none", True), ("skip", "skip", False),
+                              ("skip_LN", "skip", True), ("upscaled", "upscaled", False)):
+        a, b = twin_streams(rng)
+        std = forward(a, _network_config(T, p, False, residual=residual, layer_norm=ln))
+        fix = forward(b, _network_config(T, p, True, residual=residual, layer_norm=ln))
+        out[f"sr_Sigma_{key}"] = float(std.sr_Sigma[-1])
+        out[f"sr_Sigmaperp_over_T_{key}"] = float(fix.sr_Sigma_over_T[-1])
+    return out
+
+
 #: Experiments by claim id (registered into :data:`numerics.experiments.EXPERIMENTS`).
 VARIANT_EXPERIMENTS = {f"variants.{name}": elementwise_experiment(name) for name in MAPS}
+VARIANT_EXPERIMENTS["variants.normalization"] = normalization

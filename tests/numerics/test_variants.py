@@ -87,3 +87,14 @@ def test_heavy_tail_edge_measures_consistent_quantities():
     # s_2(A) <= s_1(Aperp) (Weyl, rank one) >= every column norm: the edge is of the
     # order of the largest column, not of 2 kappa, at s2 = 2 and T = 256
     assert m["col_max"] > 2 * kappa and 0.7 < m["edge_over_max"] < 1.3
+
+
+def test_normalization_experiment_measures_every_variant():
+    m = EXPERIMENTS["variants.normalization"](
+        np.random.default_rng(6), 32, {"s2": math.log(2), "mu": 0.0, "gamma": 1.0,
+                                       "sigma_V": 1.0, "depth": 2})
+    assert set(m) == {f"{k}_{v}" for k in ("sr_Sigma", "sr_Sigmaperp_over_T")
+                      for v in ("LN", "skip", "skip_LN", "upscaled")}
+    # collapse at depth 2 for the standard networks but the upscaled skip
+    assert all(1 <= m[f"sr_Sigma_{v}"] < 1.01 for v in ("LN", "skip", "skip_LN"))
+    assert m["sr_Sigma_upscaled"] > 1.5

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from verification.claims import Claim
 from verification.registry._common import CLAIMS
-from verification.registry import markov, layers, gradients, variants, causal, heavy_tail  # noqa: F401,E501
+from verification.registry import (  # noqa: F401  (they register)
+    markov, layers, gradients, variants, causal, heavy_tail, normalization,
+)
 
 __all__ = ["CLAIMS", "get_claim", "claim_ids", "UnknownClaimError"]
 
