@@ -17,8 +17,11 @@ with ``X0`` the first ``T`` rows of a Haar-orthogonal ``d x d`` matrix and ``A_l
   W^{K\top}_\ell X_{\ell-1}^\top / \sqrt{d_{qk}})`, with Gaussian (``sQ^2 sK^2 = s^2``)
   or Xavier (variance :math:`2/(d + d_{qk})`) key and query weights,
 
+* *causal* attention (the Markov surrogate with the decoder mask :math:`j > i`; claim
+  ``causal.cesaro``),
+
 and, with the fix, :math:`A_\ell^\perp = A_\ell - \tfrac1T \mathbf 1 \mathbf 1^\top` at
-every layer. Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
+every layer (:math:`A_\ell - C_T`, the Cesaro matrix, for causal attention). Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
 both :math:`X_\ell` and :math:`\Sigma_\ell = X_\ell X_\ell^\top` (claims
 ``depth.stable_rank``, ``depth.frobenius``, ``width.stable_rank``, ``kq.attention``).
 
@@ -69,7 +72,7 @@ __all__ = [
 ]
 
 #: Attention mechanisms understood by :class:`NetworkConfig`.
-ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate")
+ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate", "causal")
 #: Residual connections (THEORY.md, variants.normalization, the paper's code):
 #: ``"none"`` :math:`X_\ell = A X W`; ``"skip"`` :math:`X + A X W`; ``"upscaled"``
 #: :math:`X + A X W/\sqrt d`.
@@ -234,6 +237,10 @@ def attention_logits(rng: np.random.Generator, config: NetworkConfig,
     (merged), ``O(T d d_qk + T^2 d_qk)`` (separate). Reference: [1]_, Prop. 1.
     """
     T = config.T
+    if config.attention == "causal":  # Markov surrogate with the decoder mask j > i
+        M = LogNormalEntries(mu=config.mu, s2=config.s2).logits(rng, (T, T))
+        M[np.triu_indices(T, 1)] = -np.inf  # softmax row i over its first i logits
+        return M
     if config.attention == "markov":
         return LogNormalEntries(mu=config.mu, s2=config.s2).logits(rng, (T, T))  # M_ij ~ N(mu, s2)
     if X_prev is None:
@@ -357,7 +364,10 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     Xn: list[np.ndarray] = []
     for ell in range(L):
         A = attention_matrix(rng, config, X_hat, log_c)
-        if config.fixed:
+        if config.fixed and config.attention == "causal":
+            # the causal fix A - C_T keeps the mask, (C_T)_ij = 1/i for j <= i (causal.cesaro)
+            A = A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+        elif config.fixed:
             A = remove_outlier(A)  # A^perp = A - 11^T / T
         W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
         Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)

@@ -56,3 +56,15 @@ def test_normalization_command_rejects_a_bad_attention(capsys):
 
     assert main(["normalization-figure", "--attention", "gpt", "--T", "16"]) == 2
     assert "markov, xavier" in capsys.readouterr().err
+
+
+def test_causal_attention_keeps_its_mask_with_and_without_the_fix():
+    cfg = NetworkConfig(T=16, d=16, depth=2, attention="causal")
+    for fixed in (False, True):
+        tr = forward(np.random.default_rng(2), NetworkConfig(T=16, d=16, depth=2, attention="causal",
+                                                             fixed=fixed), keep_matrices=True)
+        for A in tr.As:
+            assert np.all(np.triu(A, 1) == 0)
+            # rows of A sum to 1; rows of A - C_T sum to 0
+            assert np.allclose(A.sum(axis=1), 0.0 if fixed else 1.0, atol=1e-13)
+    assert cfg.attention == "causal"
