@@ -21,7 +21,8 @@ with ``X0`` the first ``T`` rows of a Haar-orthogonal ``d x d`` matrix and ``A_l
   ``causal.cesaro``),
 
 and, with the fix, :math:`A_\ell^\perp = A_\ell - \tfrac1T \mathbf 1 \mathbf 1^\top` at
-every layer (:math:`A_\ell - C_T`, the Cesaro matrix, for causal attention). Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
+every layer (:math:`A_\ell - C_T`, the Cesaro matrix, for causal attention).
+Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
 both :math:`X_\ell` and :math:`\Sigma_\ell = X_\ell X_\ell^\top` (claims
 ``depth.stable_rank``, ``depth.frobenius``, ``width.stable_rank``, ``kq.attention``).
 
