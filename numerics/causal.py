@@ -60,7 +60,9 @@ def cesaro_top_singular_value(T: int) -> float:
 
 
 def causal_cesaro(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> dict[str, float]:
-    r"""One causal attention matrix: :math:`\|C_T\|_F^2/H_T` (exact identity),
+    r"""One causal attention matrix: :math:`\frac1T\sum_i i A_{i1}` and
+    :math:`\frac1T\sum_i i A_{ii}` (mean 1 exactly when :math:`\mathbb E A = C_T`),
+    :math:`\|C_T\|_F^2/H_T` (exact identity),
     :math:`s_1(C_T)`, the noise :math:`\|A - C_T\|_F^2/H_T` (all rows) and over the rows
     :math:`T/2 < i \le T` divided by :math:`H_T - H_{\lfloor T/2\rfloor}`,
     :math:`s_1(A)`, :math:`s_1(A - C_T)` (the causal fix) and
@@ -74,7 +76,12 @@ def causal_cesaro(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> d
     N = A - C  # the noise about the mean
     row_noise = np.einsum("ij,ij->i", N, N)  # ||A_i - C_i||^2 per row
     s1_A = float(top_singular_values(A, 1)[0])
+    i = np.arange(1, T + 1)
     return {
+        # (1/T) sum_i i A_i1 and (1/T) sum_i i A_ii: unbiased for 1 iff E A_ij = 1/i at the
+        # first and the last visible position of each row (exchangeability), sd ~ kappa/sqrt(T)
+        "first_column": float(np.mean(i * A[:, 0])),
+        "diagonal": float(np.mean(i * np.diagonal(A))),
         "frob_C_over_H": frobenius_sq(C) / H,
         "s1_cesaro": cesaro_top_singular_value(T),
         "frob_noise_over_H": float(row_noise.sum() / H),
