@@ -59,13 +59,14 @@ _register(Claim(
                    note="the rows T/2 < i <= T alone: the O(1/i^2) corrections sum to O(1/T)"),
     ),
     checks=(
-        Check("mean_first_column", "first_column", "limit", rate=0.25, rate_status="derived",
-              rate_note="an unbiased mean of T independent terms i A_i1 of variance about "
-                        "kappa^2: error ~ T^(-1/2); measured 0.58±0.12, 0.59±0.11 (quick, "
-                        "s2 = 0.5, 1): asserted 0.25"),
-        Check("mean_diagonal", "diagonal", "limit", rate=0.25, rate_status="derived",
-              rate_note="as mean_first_column; measured 0.40±0.10, 0.32±0.09 (quick; the "
-                        "first rows' heavy terms slow the CLT): asserted 0.25"),
+        Check("mean_first_column", "first_column", "limit", asserted=False,
+              record_note="recorded, not asserted: an unbiased mean of T terms i A_i1 of "
+                          "variance about kappa^2 (error ~ T^(-1/2), measured slopes 0.58, "
+                          "0.59 on the quick sizes), but the extrapolated limit's standard "
+                          "error (0.015-0.03) cannot reject a limit 5% off; E A = C_T is "
+                          "tested entry by entry in tests/theory/test_causal.py"),
+        Check("mean_diagonal", "diagonal", "limit", asserted=False,
+              record_note="as mean_first_column (measured slopes 0.40, 0.32)"),
         Check("frob_C_over_H", "frob_C_over_H", "exact", tolerance=_frob_tolerance,
               tolerance_note="2 (T^2 + T) eps: a dot product of T^2 terms and a sum of T"),
         Check("s1_mean", "s1_cesaro", "limit", rate=0.12, rate_status="empirical",
