@@ -258,3 +258,6 @@ EXPERIMENTS.update({
     "gradient.input": input_jacobian,
     "kq.attention": kq_attention,
 })
+
+from numerics import causal as _c, heavy_tail as _h, variants as _v  # noqa: E402  (new families)
+EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})

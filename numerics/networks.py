@@ -17,8 +17,12 @@ with ``X0`` the first ``T`` rows of a Haar-orthogonal ``d x d`` matrix and ``A_l
   W^{K\top}_\ell X_{\ell-1}^\top / \sqrt{d_{qk}})`, with Gaussian (``sQ^2 sK^2 = s^2``)
   or Xavier (variance :math:`2/(d + d_{qk})`) key and query weights,
 
+* *causal* attention (the Markov surrogate with the decoder mask :math:`j > i`; claim
+  ``causal.cesaro``),
+
 and, with the fix, :math:`A_\ell^\perp = A_\ell - \tfrac1T \mathbf 1 \mathbf 1^\top` at
-every layer. Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
+every layer (:math:`A_\ell - C_T`, the Cesaro matrix, for causal attention).
+Stable ranks use :math:`\mathrm{sr}(M) = \|M\|_F^2 / \|M\|_2^2`, reported for
 both :math:`X_\ell` and :math:`\Sigma_\ell = X_\ell X_\ell^\top` (claims
 ``depth.stable_rank``, ``depth.frobenius``, ``width.stable_rank``, ``kq.attention``).
 
@@ -55,6 +59,8 @@ from theory.parameters import PARAMETERS
 
 __all__ = [
     "ATTENTIONS",
+    "RESIDUALS",
+    "layer_norm",
     "INITS",
     "NetworkConfig",
     "NetworkTrace",
@@ -67,7 +73,11 @@ __all__ = [
 ]
 
 #: Attention mechanisms understood by :class:`NetworkConfig`.
-ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate")
+ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate", "causal")
+#: Residual connections (THEORY.md, variants.normalization, the paper's code):
+#: ``"none"`` :math:`X_\ell = A X W`; ``"skip"`` :math:`X + A X W`; ``"upscaled"``
+#: :math:`X + A X W/\sqrt d`.
+RESIDUALS: tuple[str, ...] = ("none", "skip", "upscaled")
 #: Key/query initialisations understood by :class:`NetworkConfig`.
 INITS: tuple[str, ...] = ("gaussian", "xavier")
 
@@ -126,6 +136,8 @@ class NetworkConfig:
     mu: float = -_LOG2 / 2
     sigma_V: float = 1.0
     d_qk: int = 64
+    residual: str = "none"
+    layer_norm: bool = False
 
     def __post_init__(self) -> None:
         """Validate every field and store it normalised (``int``/``float``/``bool``)."""
@@ -137,6 +149,14 @@ class NetworkConfig:
                 f"parameter 'attention' must be one of {', '.join(map(repr, ATTENTIONS))}, "
                 f"got {self.attention!r}"
             )
+        if self.residual not in RESIDUALS:
+            raise ValueError(
+                f"parameter 'residual' must be one of {', '.join(map(repr, RESIDUALS))}, "
+                f"got {self.residual!r}"
+            )
+        if not isinstance(self.layer_norm, (bool, np.bool_)):
+            raise ValueError(f"parameter 'layer_norm' must be True or False, got {self.layer_norm!r}")
+        object.__setattr__(self, "layer_norm", bool(self.layer_norm))
         if self.init not in INITS:
             raise ValueError(
                 f"parameter 'init' must be one of {', '.join(map(repr, INITS))}, got {self.init!r}"
@@ -218,6 +238,10 @@ def attention_logits(rng: np.random.Generator, config: NetworkConfig,
     (merged), ``O(T d d_qk + T^2 d_qk)`` (separate). Reference: [1]_, Prop. 1.
     """
     T = config.T
+    if config.attention == "causal":  # Markov surrogate with the decoder mask j > i
+        M = LogNormalEntries(mu=config.mu, s2=config.s2).logits(rng, (T, T))
+        M[np.triu_indices(T, 1)] = -np.inf  # softmax row i over its first i logits
+        return M
     if config.attention == "markov":
         return LogNormalEntries(mu=config.mu, s2=config.s2).logits(rng, (T, T))  # M_ij ~ N(mu, s2)
     if X_prev is None:
@@ -290,6 +314,17 @@ class NetworkTrace:
     X_normalised: list[np.ndarray] | None = field(default=None, repr=False)
 
 
+_LN_EPS = 1e-5  # PyTorch's LayerNorm default
+
+
+def layer_norm(X: np.ndarray, eps: float = _LN_EPS) -> np.ndarray:
+    r"""LayerNorm per token over the width, no affine part (the paper's code, at
+    initialisation): :math:`(x - \bar x)/\sqrt{\overline{(x-\bar x)^2} + \epsilon}` row by
+    row. ``eps`` (PyTorch's default) only guards a zero row."""
+    centred = X - X.mean(axis=1, keepdims=True)
+    return centred / np.sqrt(np.mean(centred * centred, axis=1, keepdims=True) + eps)
+
+
 def forward(rng: np.random.Generator, config: NetworkConfig,
             keep_matrices: bool = False) -> NetworkTrace:
     r"""One forward pass :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`, ``l = 1..depth``.
@@ -330,10 +365,21 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     Xn: list[np.ndarray] = []
     for ell in range(L):
         A = attention_matrix(rng, config, X_hat, log_c)
-        if config.fixed:
+        if config.fixed and config.attention == "causal":
+            # the causal fix A - C_T keeps the mask, (C_T)_ij = 1/i for j <= i (causal.cesaro)
+            A = A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+        elif config.fixed:
             A = remove_outlier(A)  # A^perp = A - 11^T / T
         W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
         Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)
+        if config.residual != "none":
+            # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
+            Y = X_hat + (Y / math.sqrt(d) if config.residual == "upscaled" else Y)
+        if config.layer_norm:
+            # X_l = LN(e^{log_c} Y): LN is scale free but for its eps, which acts on Y as
+            # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
+            Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * log_c, 700.0)))
+            log_c = 0.0
         nrm = float(np.linalg.norm(Y))
         if nrm == 0.0 or not math.isfinite(nrm):
             raise FloatingPointError(f"||X_{ell + 1}||_F is {nrm}: cannot normalise")

@@ -322,7 +322,7 @@ def _load_extensions() -> None:
     if _EXTRA_COMMANDS:
         return
     for module in ("verification.paper", "verification.snapshot", "verification.audit",
-                   "verification.calibrate", "reports.cli"):
+                   "verification.calibrate", "verification.normalization", "reports.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

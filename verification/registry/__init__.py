@@ -3,7 +3,8 @@ r"""The one registry of claims (ids, statuses and statements from ``THEORY.md``)
 Every consumer (the command line, the verifier, the tables, the snapshots, the audit and
 the tests) reads :data:`CLAIMS`. To add a claim: write its theory in ``theory/``, its
 experiment in ``numerics/experiments.py`` and one :class:`~verification.claims.Claim` in
-the family module it belongs to (``markov``, ``layers``, ``gradients``, ``variants``).
+the family module it belongs to (``markov``, ``layers``, ``gradients``, ``variants``,
+``causal``, ``heavy_tail``, ``normalization``).
 
 Rates. A check's ``rate`` is the exponent :math:`\alpha` in "the mean absolute error
 decays at least like :math:`T^{-\alpha}`"; ``rate_status`` says where it comes from
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 from verification.claims import Claim
 from verification.registry._common import CLAIMS
-from verification.registry import markov, layers, gradients, variants  # noqa: F401  (they register)
+from verification.registry import (  # noqa: F401  (they register)
+    markov, layers, gradients, variants, causal, heavy_tail, normalization,
+)
 
 __all__ = ["CLAIMS", "get_claim", "claim_ids", "UnknownClaimError"]
 
