@@ -46,6 +46,9 @@ SUMMARY_NAME = "summary.tex"
 #: Body rows of one table float; a claim with more is split into parts (a float taller
 #: than a page cannot be placed).
 MAX_ROWS = 40
+#: Lines of one table float: its rows and every note, general ones included (\footnotesize,
+#: about 110 characters a line); the rows get what the general notes leave.
+MAX_LINES = 46
 
 _KIND_TEXT = {
     "limit": "limit",
@@ -361,7 +364,8 @@ def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | No
     q = float(claim.get("q") or 0.0)
     checks = [{"source": c, "heading": _heading(str(claim["claim"]), c), "rows": _rows(c, q),
                "footer": _footer(claim, c, q)} for c in claim["checks"]]
-    groups = _split(checks, MAX_ROWS)
+    general_lines = sum(math.ceil(len(str(n["text"])) / 110) for n in _claim_notes(run, claim, q))
+    groups = _split(checks, min(MAX_ROWS, MAX_LINES - general_lines))
     label = "tab:gapverify:" + (Path(name).stem if name else "claim-" + _slug(str(claim["claim"])))
     general = _claim_notes(run, claim, q)
     parts = [{"caption": _caption(claim, i + 1, len(groups)),
