@@ -134,6 +134,8 @@ class ClaimAudit:
     case: dict = field(default_factory=dict)  # the parameters telling this case apart
     parameters: dict = field(default_factory=dict)
     q: float = 0.0
+    #: not verified here only because a prediction is outside its checks' domain
+    truth_unjudged_only: bool = False
 
     @property
     def name(self) -> str:
@@ -141,8 +143,14 @@ class ClaimAudit:
         return f"{self.claim} [{case}]" if case else self.claim
 
     @property
+    def truth_ok(self) -> bool:
+        """The statement as stated holds at this case: nothing judged here failed or lacks
+        power (a prediction outside its checks' domain here is audited at other cases)."""
+        return self.truth == "pass" or self.truth_unjudged_only
+
+    @property
     def ok(self) -> bool:
-        return self.truth == "pass" and all(p.ok for p in self.predictions)
+        return self.truth_ok and all(p.ok for p in self.predictions)
 
     @property
     def verdict(self) -> str:
@@ -321,10 +329,13 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
         audits.append(PredictionAudit(pred.name, pred.status, True, powers, outcomes))
     notes = [f"{c.label}: {c.reason}" for c in truth.checks if c.verdict in ("fail", "lacks power")]
     notes += truth.unverified
+    unjudged_only = truth.verdict == "not verified" and not any(
+        c.verdict in ("fail", "lacks power", "not assessed") for c in truth.checks)
     return ClaimAudit(claim=claim.id, status=claim.status, sizes=sorted(data),
                       replicates=min(len(v) for v in data.values()), perturbation=eps,
                       truth=truth.verdict, truth_note="; ".join(dict.fromkeys(notes)),
-                      predictions=audits, parameters=dict(params), q=q)
+                      predictions=audits, parameters=dict(params), q=q,
+                      truth_unjudged_only=unjudged_only)
 
 
 def _varying(claim: Claim, cases: list[dict]) -> list[str]:
@@ -432,7 +443,7 @@ def _claim_table(a: ClaimAudit):
 def _claim_summary(a: ClaimAudit) -> list[str]:
     style = {"FAILED": "bold red", "powered": "green"}[a.verdict]
     lines = [f"{escape(a.name)}: [{style}]{a.verdict}[/]"]
-    if a.truth != "pass":
+    if not a.truth_ok:
         lines.append(escape(f"  - as stated: {a.truth} ({a.truth_note})"))
     for p in a.predictions:
         for o in p.outcomes:

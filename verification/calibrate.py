@@ -42,6 +42,8 @@ class ClaimCalibration:
     not_verified: int = 0
     failing_checks: dict[str, int] = field(default_factory=dict)
     failing_seeds: list[int] = field(default_factory=list)
+    #: prediction -> seeds on which it lacked power (or was not judged)
+    unverified: dict[str, int] = field(default_factory=dict)
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         from scipy.stats import binomtest
@@ -54,6 +56,7 @@ class ClaimCalibration:
         return {"claim": self.claim, "seeds": self.seeds, "failed": self.failed,
                 "rate": self.failed / self.seeds if self.seeds else None,
                 "ci95": [low, high], "not_verified": self.not_verified,
+                "unverified_predictions": self.unverified,
                 "failing_checks": self.failing_checks, "failing_seeds": self.failing_seeds}
 
 
@@ -80,6 +83,9 @@ def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: st
                         cal.failing_checks[c.label] = cal.failing_checks.get(c.label, 0) + 1
                 elif res.verdict != "pass":
                     cal.not_verified += 1
+                    for why in res.unverified:
+                        name = why.split(" ", 1)[0]
+                        cal.unverified[name] = cal.unverified.get(name, 0) + 1
             if on_seed:
                 on_seed(i, seed, out)
         aborted = False
@@ -97,13 +103,15 @@ def _print(results: list[ClaimCalibration], level: float, profile: str, n: int) 
     t = Table(title=f"Calibration: {n} root seeds, profile {profile}, level {level:g} per claim",
               box=box.SIMPLE_HEAVY)
     for col in ("claim", "seeds", "failed", "false-failure rate", "95% CI (exact)",
-                "not verified", "failing checks"):
+                "not verified (predictions lacking power)", "failing checks"):
         t.add_column(col)
     for r in results:
         low, high = r.interval()
         checks = ", ".join(f"{k} ({v})" for k, v in sorted(r.failing_checks.items())) or "-"
+        weak = ", ".join(f"{k} ({v})" for k, v in sorted(r.unverified.items()))
         t.add_row(r.claim, str(r.seeds), str(r.failed), f"{r.failed / r.seeds:.1%}",
-                  f"[{low:.1%}, {high:.1%}]", str(r.not_verified), checks)
+                  f"[{low:.1%}, {high:.1%}]", f"{r.not_verified}" + (f": {weak}" if weak else ""),
+                  checks)
     console.print(t)
 
 

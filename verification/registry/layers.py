@@ -53,8 +53,13 @@ _register(Claim(
         Check("sr_Sigma1", "sr_Sigma1", "limit", rate=0.85, rate_status="derived",
               rate_note="the bulk adds sum s_i^4/s_1^4 = O(1/T); measured local slope 0.98: "
                         "asserted 0.85"),
-        Check("sr_Aperp_over_T", "sr_Aperp_over_T", "limit", rate_range=EDGE_RATES,
-              rate_status="derived", rate_note="s1(Aperp) is " + _EDGE_NOTE,
+        Check("sr_Aperp_over_T", "sr_Aperp_over_T", "limit", rate_range=(1 / 3, 1.0),
+              rate_status="empirical",
+              rate_note="s1(Aperp)^-2 times a Frobenius mass: finite-size model x_T = L + c T^-r "
+                        "with r estimated in [1/3, 1]; the edge range [2/3, 1] rejected the true "
+                        "1/4 at the standard profile (s2 = 1/4, 40 replicates, T <= 1024: L in "
+                        "[0.25026, 0.25286]): the log-normal entries' approach to the edge is "
+                        "slower than Tracy-Widom at these sizes",
               domain=light_tails, domain_note=_LIGHT_TAIL_NOTE),
         Check("sr_X1perp_over_T", "sr_X1perp_over_T", "limit", rate_range=EDGE_RATES,
               rate_status="derived", rate_note="s1(X1perp) is " + _EDGE_NOTE,
