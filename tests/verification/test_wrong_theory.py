@@ -58,31 +58,19 @@ def test_wrong_gamma_dependence_is_rejected(quick_store, monkeypatch):
     assert {c.label.split(" @")[0] for c in res.failed} == {"sr_X1perp_over_T"}
 
 
-def test_wrong_edge_is_rejected(quick_store, monkeypatch):
-    # sqrt(T) s_2 -> 2.1 kappa instead of 2 kappa (the edge of Q_kappa 5% off)
+@pytest.mark.parametrize("name,factor", [
+    ("sqrtT_s2", sp.Rational(21, 20)),       # the edge of Q_kappa 5% off: 2.1 kappa
+    ("sqrtT_lambda2", sp.Rational(11, 10)),  # the conjectured disc edge 10% off: 1.1 kappa
+])
+def test_wrong_edge_is_rejected(quick_store, monkeypatch, name, factor):
     right = markov_family.outlier_predictions
 
     def wrong(s2):
         out = dict(right(s2))
-        out["sqrtT_s2"] = out["sqrtT_s2"] * sp.Rational(21, 20)
+        out[name] = out[name] * factor
         return out
 
     monkeypatch.setattr(markov_family, "outlier_predictions", wrong)
     res = _judge(quick_store[0], "markov.outliers")
     assert res.verdict == "fail"
-    assert {c.label.split(" @")[0] for c in res.failed} == {"sqrtT_s2"}
-
-
-def test_wrong_conjectured_disc_edge_is_rejected(quick_store, monkeypatch):
-    # sqrt(T) |lambda_2| -> 1.1 kappa: the conjecture's value 10% off
-    right = markov_family.outlier_predictions
-
-    def wrong(s2):
-        out = dict(right(s2))
-        out["sqrtT_lambda2"] = out["sqrtT_lambda2"] * sp.Rational(11, 10)
-        return out
-
-    monkeypatch.setattr(markov_family, "outlier_predictions", wrong)
-    res = _judge(quick_store[0], "markov.outliers")
-    assert res.verdict == "fail"
-    assert {c.label.split(" @")[0] for c in res.failed} == {"sqrtT_lambda2"}
+    assert {c.label.split(" @")[0] for c in res.failed} == {name}
