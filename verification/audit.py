@@ -146,7 +146,9 @@ class ClaimAudit:
     def truth_ok(self) -> bool:
         """The statement as stated holds at this case: nothing judged here failed or lacks
         power (a prediction outside its checks' domain here is audited at other cases)."""
-        return self.truth == "pass" or self.truth_unjudged_only
+        empirical_only = all(p.status not in VERIFYING_STATUSES for p in self.predictions)
+        return (self.truth == "pass" or self.truth_unjudged_only
+                or (empirical_only and self.truth == "not assessed"))
 
     @property
     def ok(self) -> bool:
@@ -463,8 +465,9 @@ def print_report(report: AuditReport) -> None:
         for line in _claim_summary(a):
             console.print(line, highlight=False)
     for u in report.unjudged:
-        console.print(escape(f"{u}: judged at no case of this profile (outside its checks' "
-                             "domain everywhere): not verified"), style="bold red", highlight=False)
+        console.print(escape(f"{u}: judged at no case of this profile (its checks are recorded "
+                             "only, or outside their domain everywhere): not verified"),
+                      style="bold red", highlight=False)
     console.print(
         f"False-alarm level {report.level:g} per claim, Bonferroni over that claim's tests (q in "
         f"each title). Each prediction is made wrong on its own: limit ±{report.perturbation:.0%} "

@@ -128,6 +128,7 @@ def test_recorded_only_prediction_fails_the_audit(monkeypatch, tmp_path, capsys)
     out = capsys.readouterr().out
     assert code == 1, out
     assert "softmax.kappa" in out and "FAILED" in out and "judged at no case" in out
+    assert "recorded only" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -242,3 +243,13 @@ def test_plan_has_one_quantile_per_claim():
     assert alone.q["markov.outliers"] == together.q["markov.outliers"]
     assert alone.q["markov.outliers"] == pytest.approx(
         two_sided_quantile(0.01, alone.tests["markov.outliers"]))
+
+
+def test_an_empirical_claim_with_recorded_checks_only_does_not_fail_the_audit():
+    """heavy_tail.edge: measured and shown, nothing asserted, nothing a verdict needs."""
+    claim = Claim(id="toy.empirical", title="toy", parameters=("s2",), experiment="none",
+                  predictions=(Prediction("x", "empirical", lambda p: 2, "x"),),
+                  checks=(Check("x", "x", "limit", asserted=False, record_note="shown only"),),
+                  references=(), profiles={"quick": Profile((64,), 2, 0.05)})
+    result = audit_claim(claim, _toy_data(), claim.resolve({}), q=3.0, root_seed=0, eps=0.05)
+    assert result.truth == "not assessed" and result.ok
