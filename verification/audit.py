@@ -521,7 +521,7 @@ def _cmd_audit(args) -> int:
 
 
 def register(subparsers) -> None:
-    from verification.cli import DEFAULT_STORE, _int_in, parse_float, parse_sizes
+    from verification.cli import _int_in, add_run_options, parse_sizes
 
     a = subparsers.add_parser("audit", help="power audit: judge the same samples against "
                                             "wrong variants of each prediction")
@@ -532,12 +532,7 @@ def register(subparsers) -> None:
     a.add_argument("--sizes", type=parse_sizes)
     a.add_argument("--replicates", type=_int_in("--replicates", 2, 10000))
     a.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED)
-    a.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)
-    a.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=DEFAULT_LEVEL,
-                   help="false-alarm level per claim (default 0.01, as run)")
-    a.add_argument("--store", default=DEFAULT_STORE)
-    a.add_argument("--json", metavar="PATH")
-    a.add_argument("--quiet", action="store_true", help="no progress display")
+    add_run_options(a)
 
 
 COMMANDS = {"audit": _cmd_audit}

@@ -146,7 +146,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def register(subparsers) -> None:
-    from verification.cli import DEFAULT_STORE, _int_in, parse_float
+    from verification.cli import _int_in, add_run_options
 
     c = subparsers.add_parser("calibrate", help="false-failure rate per claim over N root seeds")
     c.add_argument("claims", nargs="*", metavar="CLAIM")
@@ -156,12 +156,7 @@ def register(subparsers) -> None:
                    help=f"base seed the root seeds are derived from (default {DEFAULT_SEED})")
     c.add_argument("--profile", choices=("quick", "standard"), default="quick",
                    help="sweep profile (default: quick)")
-    c.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)
-    c.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
-                   help="false-alarm level per claim (default 0.01)")
-    c.add_argument("--store", default=DEFAULT_STORE)
-    c.add_argument("--json", metavar="PATH")
-    c.add_argument("--quiet", action="store_true", help="no per-seed progress lines")
+    add_run_options(c, quiet_help="no per-seed progress lines")
 
 
 COMMANDS = {"calibrate": _cmd_calibrate}

@@ -131,6 +131,17 @@ def _check_perturbed_names(claims: Sequence[str], names: Sequence[str]) -> None:
                              f"--perturb-parameter); predictions: {', '.join(sorted(known))}")
 
 
+def add_run_options(p: argparse.ArgumentParser, quiet_help: str = "no progress display") -> None:
+    """Options every sampling command shares (``run``, ``audit``, ``calibrate``)."""
+    p.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None,
+                   help="worker processes (default: min(2, cores))")
+    p.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
+                   help="false-alarm level per claim, Bonferroni over its tests (default 0.01)")
+    p.add_argument("--store", default=DEFAULT_STORE, help=f"SQLite store (default {DEFAULT_STORE})")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--quiet", action="store_true", help=quiet_help)
+
+
 def _claims_arg(names: Sequence[str]) -> list[str]:
     from verification.registry import CLAIMS, get_claim
 
@@ -168,13 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--perturb-parameter", action="append", metavar="NAME:PARAM=FACTOR",
                    help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
                         "other prediction unchanged; repeatable")
-    r.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None)
-    r.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
-                   help="family-wise false-alarm level (default 0.01)")
-    r.add_argument("--store", default=DEFAULT_STORE)
-    r.add_argument("--json", metavar="PATH")
+    add_run_options(r)
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
-    r.add_argument("--quiet", action="store_true", help="no progress display")
     r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
                    help="run the tasks on a Dask cluster: a scheduler address "
                         "(tcp://host:8786) or local:N for a LocalCluster of N workers")
