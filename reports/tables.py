@@ -48,7 +48,7 @@ SUMMARY_NAME = "summary.tex"
 MAX_ROWS = 40
 #: Lines of one table float: its rows and every note, general ones included (\footnotesize,
 #: about 110 characters a line); the rows get what the general notes leave.
-MAX_LINES = 46
+MAX_LINES = 40
 
 _KIND_TEXT = {
     "limit": "limit",
