@@ -61,13 +61,15 @@ from verification.verdict import (
     ClaimResult,
     Variant,
     judge_claim,
+    power_text,
+    PARAMETER_FACTORS,
+    wrong_values,
 )
 
 __all__ = ["PARAMETER_FACTORS", "RATE_SHIFT", "AuditOptions", "Probe", "VariantOutcome",
            "PredictionAudit", "ClaimAudit", "AuditReport", "probes", "audit_claim", "audit",
            "plan", "wrong_values", "register", "COMMANDS"]
 
-PARAMETER_FACTORS = (1.25, 0.8)
 RATE_SHIFT = 0.5
 
 
@@ -175,25 +177,6 @@ class AuditReport:
 
 # --- the variants -------------------------------------------------------------------------
 
-def wrong_values(name: str, value: float | int) -> list[float | int]:
-    """``value`` times each of :data:`PARAMETER_FACTORS`, kept where inside the parameter's
-    domain (integers rounded and moved by at least one; 0 moves to +-0.25)."""
-    from theory.parameters import PARAMETERS, ParameterError
-
-    p = PARAMETERS[name]
-    out = []
-    for f in PARAMETER_FACTORS:
-        if p.integer:
-            c = max(int(round(value * f)), int(value) + 1) if f > 1 else min(int(round(value * f)), int(value) - 1)
-        else:
-            c = value * f if value else (f - 1)
-        try:
-            out.append(p.validate(c))
-        except ParameterError:
-            continue
-    return out
-
-
 def probes(claim: Claim, params: Mapping[str, float], eps: float) -> list[Probe]:
     """Every wrong version of every prediction that the audit judges (one at a time)."""
     out = []
@@ -230,14 +213,17 @@ def probes(claim: Claim, params: Mapping[str, float], eps: float) -> list[Probe]
     return out
 
 
-def _changes(claim: Claim, params: Mapping[str, float], probe: Probe) -> bool:
-    """Whether ``probe`` changes what a check of its prediction is judged against."""
+def _changes(claim: Claim, params: Mapping[str, float], probe: Probe,
+             truth_values: Mapping[str, float]) -> bool:
+    """Whether ``probe`` changes what a check of its prediction is judged against
+    (``truth_values``: the claim's predictions at ``params``)."""
     if probe.role != "parameter":
         return True
     name = probe.prediction
-    truth = claim.predict_numbers(params)[name]
-    wrong = claim.predict_numbers(probe.variant.theory_parameters(name, params))[name]
-    rates = [(c.rate_at(params), c.rate_at(probe.variant.theory_parameters(name, params)))
+    truth = truth_values[name]
+    wrong_params = probe.variant.theory_parameters(name, params)
+    wrong = claim.predict_numbers(wrong_params)[name]
+    rates = [(c.rate_at(params), c.rate_at(wrong_params))
              for c in claim.checks if c.prediction == name and c.rate is not None]
     # a stated rate is a lower bound: a wrong parameter that only makes it slower states
     # something weaker, not something false
@@ -294,6 +280,7 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
     for c in truth.checks:
         by_prediction.setdefault(c.prediction, []).append(c)
     all_probes = probes(claim, params, eps)
+    truth_values = claim.predict_numbers(params)
     audits = []
     for pred in claim.predictions:
         if not pred.asserted:
@@ -315,7 +302,7 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                 outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
                                                note=f"{pred.name} is exact here (round-off): no rate"))
                 continue
-            if not _changes(claim, params, probe):
+            if not _changes(claim, params, probe, truth_values):
                 outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
                                                note=f"{pred.name} does not depend on it"))
                 continue
@@ -399,12 +386,6 @@ def escape(text: str) -> str:
     return _escape(text)
 
 
-def _power_text(power) -> str:
-    from verification.display import power_text
-
-    return power_text(power)
-
-
 def _group(outcomes: list[VariantOutcome], role: str) -> str:
     parts = []
     for o in outcomes:
@@ -432,7 +413,7 @@ def _claim_table(a: ClaimAudit):
                 "wrong parameter x1.25 / x0.8", "rate +0.5", "outcome"):
         t.add_column(col)
     for p in a.predictions:
-        powers = ", ".join(f"{_power_text(v)}" for v in p.powers.values()) or "-"
+        powers = ", ".join(power_text(v) for v in p.powers.values()) or "-"
         if not p.judged:
             t.add_row(escape(p.prediction), p.status, powers, "-", "-", "-",
                       f"[dim]{escape(p.note)}[/]")

@@ -75,15 +75,6 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def power_text(power) -> str:
-    """A check's power as a person reads it: the smallest relative error it rejects."""
-    import math
-
-    if power is None or (isinstance(power, float) and math.isnan(power)):
-        return "-"
-    return "none" if math.isinf(power) else f"{100 * power:.2g}%"
-
-
 _CHECK_WORDS = {"lacks power": "lacks power", "outside domain": "outside domain",
                 "recorded": "recorded", "not assessed": "not assessed", "fail": "FAILED"}
 _CHECK_STYLE = {"pass": "green", "fail": "bold red", "lacks power": "yellow",
@@ -115,7 +106,7 @@ def verdict_table(results, opts) -> None:
     """Per check: prediction, measured at the largest size, finite-size model, power
     (smallest relative error the samples reject), verdict; then per claim its verdict,
     "k of n predictions verified with power" and what is not verified."""
-    from verification.verdict import RULES
+    from verification.verdict import RULES, power_text
 
     t = Table(title=f"Verdicts (root seed {opts.seed}, profile {opts.profile}"
                     + (f", {results[0].variant}" if results and results[0].variant != "as stated" else "")

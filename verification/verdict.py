@@ -49,7 +49,8 @@ from verification.inference import (
 )
 
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
-           "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class"]
+           "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class",
+           "power_text", "wrong_values", "PARAMETER_FACTORS"]
 
 DEFAULT_LEVEL = 0.01
 #: A limit statistic whose every replicate equals the prediction to this relative
@@ -57,6 +58,8 @@ DEFAULT_LEVEL = 0.01
 ROUNDOFF = 1e3 * float(np.finfo(float).eps)
 #: Predictions of these statuses must be verified with power for a claim to be verified.
 VERIFYING_STATUSES = ("theorem", "derived", "conjecture")
+#: The wrong parameter values a prediction must be told from (``value`` times these).
+PARAMETER_FACTORS = (1.25, 0.8)
 #: Bisection range of the power search (relative error).
 _POWER_LOW, _POWER_HIGH, _POWER_STEPS = 1e-4, 1.0, 14
 RULES = (
@@ -436,6 +439,45 @@ def measure_power(check: Check, prep: _Prepared, result: CheckResult, predicted:
     return max(worst, _POWER_LOW)
 
 
+def wrong_values(name: str, value: float | int) -> list[float | int]:
+    """``value`` times each of :data:`PARAMETER_FACTORS`, kept where inside the parameter's
+    domain (integers rounded and moved by at least one; 0 moves to +-0.25)."""
+    from theory.parameters import PARAMETERS, ParameterError
+
+    p = PARAMETERS[name]
+    out = []
+    for f in PARAMETER_FACTORS:
+        if p.integer:
+            c = max(int(round(value * f)), int(value) + 1) if f > 1 else min(int(round(value * f)), int(value) - 1)
+        else:
+            c = value * f if value else (f - 1)
+        try:
+            out.append(p.validate(c))
+        except ParameterError:
+            continue
+    return out
+
+
+def _parameter_blind_spot(claim: Claim, check: Check, value: float, params: Mapping[str, float],
+                          power: float, predict) -> str:
+    """The first wrong parameter value (``x1.25``, ``x0.8``) that moves the prediction by a
+    relative amount no larger than the check's power: the samples cannot tell that wrong
+    statement from the truth. ``""`` when every one moves it by more (or not at all: the
+    prediction is free of that parameter)."""
+    ref = _zero_reference(check, value, params)
+    if not ref:
+        return ""
+    for par in claim.parameters:
+        if par in claim.fixed_parameters:
+            continue
+        for wrong in wrong_values(par, params[par]):
+            moved = abs(predict({**params, par: wrong}) - value) / ref
+            if 1e-12 < moved <= power:
+                return (f"{par} = {wrong:g} moves the prediction by {moved:.2%}, within the "
+                        f"power {power_text(power)}")
+    return ""
+
+
 def _first_outside_envelope(T, err, se, rate, q) -> int:
     """Smallest size whose error exceeds the stated-rate envelope anchored at the smallest
     size: :math:`\\bar e_i > \\bar e_1 (T_i/T_1)^{-\\alpha} + q\\,\\mathrm{se}`."""
@@ -446,7 +488,8 @@ def _first_outside_envelope(T, err, se, rate, q) -> int:
     return int(T[-1])
 
 
-def _power_text(power: float | None) -> str:
+def power_text(power: float | None) -> str:
+    """A check's power as a person reads it: the smallest relative error it rejects."""
     if power is None or math.isnan(power):
         return "n/a"
     return "none (>100%)" if math.isinf(power) else f"{100 * power:.2g}%"
@@ -471,6 +514,12 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         if key not in cache:
             cache[key] = claim.predict_numbers(theory)
         return cache[key][name] * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
+
+    def predicted_for_params(name: str, theory: Mapping[str, float]) -> float:
+        key = tuple(sorted(theory.items()))
+        if key not in cache:
+            cache[key] = claim.predict_numbers(theory)
+        return cache[key][name]
 
     results = []
     for check in claim.checks:
@@ -501,12 +550,20 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             res = _statistical(check, prep, value, theory, scale, rate, q, base)
             if measure and res.verdict == "pass" and res.power is None:
                 res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
-        if (res.verdict == "pass" and power_target is not None and res.power is not None
-                and not res.power <= power_target and pred.status in VERIFYING_STATUSES
-                and pred.asserted):
+        needs_power = (res.verdict == "pass" and power_target is not None and res.power is not None
+                       and pred.status in VERIFYING_STATUSES and pred.asserted)
+        if needs_power and not res.power <= power_target:
             res.verdict = "lacks power"
-            res.reason += (f"; power {_power_text(res.power)} is worse than the target "
+            res.reason += (f"; power {power_text(res.power)} is worse than the target "
                            f"{power_target:.0%} at T <= {max(data)}")
+        elif needs_power and check.kind != "matching":
+            # evaluated at a wrong parameter, the prediction must move by more than the power
+            blind = _parameter_blind_spot(
+                claim, check, value, theory, res.power,
+                lambda p, n=check.prediction: predicted_for_params(n, p))
+            if blind:
+                res.verdict = "lacks power"
+                res.reason += f"; {blind} at T <= {max(data)}"
         results.append(res)
     sizes = sorted(data)
     out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,
@@ -541,9 +598,14 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int) -> tu
             why = "; ".join(sorted({c.reason for c in mine if c.reason})) or "no check measures it"
             unverified.append(f"{p.name} lacks power at T <= {T_max}: not judged ({why})")
         elif weak:
-            powers = ", ".join(_power_text(c.power) for c in weak)
-            unverified.append(f"{p.name} lacks power at T <= {T_max} (power {powers}, target "
-                              f"{weak[0].power_target:.0%})")
+            too_weak = [c for c in weak if not c.power <= c.power_target]
+            parts = []
+            if too_weak:
+                parts.append(f"power {', '.join(power_text(c.power) for c in too_weak)}, target "
+                             f"{too_weak[0].power_target:.0%}")
+            parts += [c.reason.rsplit("; ", 1)[-1].rsplit(" at T <=", 1)[0]
+                      for c in weak if c not in too_weak]
+            unverified.append(f"{p.name} lacks power at T <= {T_max} ({'; '.join(parts)})")
         elif any(c.verdict == "not assessed" for c in judged):
             unverified.append(f"{p.name} not assessed: too few sizes")
         elif all(c.verdict == "pass" for c in judged):

@@ -220,3 +220,22 @@ def test_profile_limit_carries_the_rate_uncertainty():
     assert prof.high - prof.low >= 2 * 3.0 * fixed.se_a * 0.999
     # a rate the data exclude cannot rescue a wrong limit
     assert not prof.accepts(1.05)
+
+
+def test_a_wrong_parameter_inside_the_power_is_a_blind_spot():
+    """x -> 2 + s2/100: s2 x1.25 moves the prediction by about 0.2%, less than the power
+    of noisy data, so the statement at a wrong s2 could not be told apart: lacks power."""
+    claim = Claim(
+        id="weak", title="x -> 2 + s2/100", parameters=("s2",),
+        predictions=(Prediction("x", "derived", lambda p: 2 + p["s2"] / 100, "x"),),
+        checks=(Check("x", "x", "limit", rate=RATE, rate_status="derived"),),
+        experiment="none", references=(), profiles={"quick": Profile(SIZES, 16, 0.05)})
+    rng = np.random.default_rng(8)
+    params = {"s2": 0.5}
+    data = {T: [{"x": 2.005 + C / T + 20 * NOISE / T * rng.standard_normal()} for _ in range(16)]
+            for T in SIZES}
+    res = judge_claim(claim, data, params, q=3.0, root_seed=8, power_target=0.05)
+    check = res.checks[0]
+    assert check.power <= 0.05, check.reason
+    assert check.verdict == "lacks power" and "s2 = 0.625 moves the prediction by" in check.reason
+    assert res.verdict == "not verified" and "s2 = 0.625" in res.unverified[0]
