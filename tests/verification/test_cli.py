@@ -125,7 +125,7 @@ def test_predict_json_contract(capsys):
     (["run", "markov.outliers", "--set", "s2=inf"], "finite"),
     (["run", "markov.outliers", "--set", "mu=nan"], "'mu'"),
     (["run", "markov.outliers", "--set", "beta=1"], "unknown parameter 'beta'"),
-    (["run", "markov.outliers", "--set", "gamma=0.5"], "no selected claim takes parameter 'gamma'"),
+    (["run", "markov.outliers", "--set", "gamma=0.5"], "parameter 'gamma' in --set is not a parameter of claim(s) markov.outliers"),
     (["run", "no.such.claim"], "unknown claim 'no.such.claim'"),
     (["run", "markov.outliers", "--replicates", "1"], "'--replicates' must be an integer in [2,"),
     (["run", "markov.outliers", "--perturb", "nan"], "'--perturb'"),
