@@ -24,7 +24,7 @@ def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
     code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
                           "--json", str(out), "--quiet", "--workers", "1", "--no-replay"], capsys)
     doc = json.loads(out.read_text())
-    verdicts = {c["claim"]: c["verdict"] for c in doc["claims"]}
+    verdicts = {c["claim"]: c["outcome"] for c in doc["claims"]}
     assert "fail" not in verdicts.values(), printed
     assert code == (0 if set(verdicts.values()) == {"pass"} else 3), printed
     for c in doc["claims"]:
@@ -33,7 +33,7 @@ def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
             assert "lacks power at T <=" in why or "not assessed" in why
         for check in c["checks"]:
             assert check["power_class"] in ("exact", "rated", "rate range", "outside domain", "recorded")
-            if check["verdict"] == "pass":
+            if check["outcome"] == "pass":
                 assert check["power"] is not None and check["power"] <= 0.05
     statuses = {c["claim"]: c["status"] for c in doc["claims"]}
     assert statuses["markov.outliers"] == "conjecture"  # contains sqrtT_lambda2
@@ -55,7 +55,7 @@ def test_perturbed_statements_are_rejected(quick_store, tmp_path, capsys):
     code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
                           "--json", str(out), "--quiet", "--perturb", "0.05", "--no-replay"], capsys)
     assert code == 1
-    failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["verdict"] == "fail"}
+    failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["outcome"] == "fail"}
     assert failed == set(results)
     assert "reproduce: gapverify run" in printed
     code, printed = _run(["run", "markov.outliers", "--profile", "quick", "--store", path,
@@ -63,7 +63,7 @@ def test_perturbed_statements_are_rejected(quick_store, tmp_path, capsys):
                           "--no-replay"], capsys)
     doc = json.loads(out.read_text())
     assert code == 1 and doc["perturb_predictions"] == {"sqrtT_s2": -0.05}
-    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["outcome"] == "fail"}
     assert failed == {"sqrtT_s2"}
     assert "--perturb sqrtT_s2=-0.05" in printed  # the reproduce line carries the variant
 
@@ -77,7 +77,7 @@ def test_one_prediction_at_a_wrong_parameter_is_rejected(quick_store, tmp_path, 
                     "sr_X1perp_over_T:gamma=0.8"], capsys)
     doc = json.loads(out.read_text())
     assert code == 1
-    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["outcome"] == "fail"}
     assert failed == {"sr_X1perp_over_T"}
 
 
