@@ -7,8 +7,9 @@ reads it from a results JSON file or from a store, fetches a claim's stored meas
 turns a verdict and a status into the words a report prints.
 
 The words carry the status: a claim whose weakest prediction is a conjecture passes as
-"supported (conjecture)", never as "verified" (THEORY.md: "A verifier that reports a
-`conjecture` as a `theorem` is wrong even when the numbers pass").
+"supported (conjecture)", never as "verified" (``docs/claims.md``: only theorems and
+derived predictions read *verified*; a verifier that reports a conjecture as a theorem is
+wrong even when the numbers pass).
 """
 from __future__ import annotations
 

@@ -95,8 +95,8 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
 
 def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
-    (:func:`verification.describe.describe_claim`)."""
-    from verification.describe import describe_claim
+    (:func:`verification.claimdocs.describe_claim`)."""
+    from verification.claimdocs import describe_claim
 
     return describe_claim(claim, profile)
 

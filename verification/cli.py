@@ -162,32 +162,37 @@ def check_finite(claims: Sequence[str], overrides: Mapping[str, object], profile
                         f"judged; give smaller values ({ranges})")
 
 
-def minimum_sizes(claims: Sequence[str]) -> dict[str, int]:
-    """Sizes a verdict needs per claim: 3 for a stated rate, 4 for a rate range, 1 when
-    every asserted check is exact."""
+def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Sizes per claim: ``(fewest any asserted check can be judged with, sizes every one
+    needs)``: 3 for a stated rate, 4 for a rate range, 1 for exact checks."""
     from verification.registry import get_claim
 
     out = {}
     for c in claims:
-        need = 1
-        for check in get_claim(c).checks:
-            if check.asserted and check.kind in ("limit", "distance"):
-                need = max(need, 4 if check.rate_range is not None else 3)
-        out[c] = need
+        needs = [(4 if check.rate_range is not None else 3) if check.kind in ("limit", "distance")
+                 else 1 for check in get_claim(c).checks if check.asserted]
+        out[c] = (min(needs, default=1), max(needs, default=1))
     return out
 
 
 def check_sizes(claims: Sequence[str], sizes: Sequence[int] | None) -> None:
+    """Too few ``--sizes`` for any check of a claim is bad input (exit 2); enough for some
+    checks but not all leaves the others not assessed, said on stderr (exit 3 at most)."""
     if not sizes:
         return
     need = minimum_sizes(claims)
-    short = {c: n for c, n in need.items() if len(sizes) < n}
+    short = {c: lo for c, (lo, _) in need.items() if len(sizes) < lo}
     if short:
-        most = max(short.values())
         raise UsageError(
             f"parameter '--sizes' gives {len(sizes)} size(s), but a rate fit needs at least "
-            f"{most} (3 for a stated rate, 4 for a rate range): "
+            f"{min(short.values())} (3 for a stated rate, 4 for a rate range): "
             + ", ".join(f"{c} needs {n}" for c, n in short.items()))
+    partial = {c: hi for c, (_, hi) in need.items() if len(sizes) < hi}
+    if partial:
+        print(f"gapverify: note: with {len(sizes)} size(s) the checks that need more are not "
+              "assessed, so these claims cannot be verified (exit 3 at best): "
+              + ", ".join(f"{c} (needs {n} for every check)" for c, n in partial.items()),
+              file=sys.stderr)
 
 
 def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]:
@@ -504,9 +509,12 @@ def _cmd_run(args) -> int:
     overrides = parse_set(args.set)
     claims = _large_claims(claims, args)
     check_overrides(claims, overrides)
-    check_sizes(claims, args.sizes)
-    check_finite(claims, overrides, args.profile)
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    if args.sizes and args.scheduler is None:
+        _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
+    check_sizes(claims, args.sizes)
+    if overrides:
+        check_finite(claims, overrides, args.profile)
     from verification.executors import parse_scheduler
 
     parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
@@ -585,7 +593,7 @@ class LineProgress:
 
 
 def _cmd_describe(args) -> int:
-    from verification.describe import describe_claim
+    from verification.claimdocs import describe_claim
 
     d = describe_claim(args.claim, args.profile) if args.profile in _profiles_of(args.claim) \
         else None
@@ -642,7 +650,7 @@ def _profiles_of(claim_id: str) -> list[str]:
 
 
 def _cmd_docs(args) -> int:
-    from verification.describe import claims_markdown
+    from verification.claimdocs import claims_markdown
 
     text = claims_markdown()
     if args.out == "-":
@@ -746,6 +754,18 @@ def _write_csv(path: str, run: Mapping, run_id: int | None) -> int:
         raise UsageError(f"parameter '--csv': cannot write {path!r}: {exc.strerror or exc}") from None
     print(f"wrote {len(rows)} rows of run {run_id} to {path}")
     return EXIT_OK
+
+
+def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
+    """The memory estimate of the largest size (exit 2 naming ``--sizes``) before the other
+    checks of ``--sizes``, so that a size that cannot fit is named as such."""
+    from verification.registry import get_claim
+    from verification.runner import Task, check_memory
+
+    tasks = [Task(get_claim(c).experiment, tuple(sorted((k, float(v)) for k, v in case.items())),
+                  max(sizes), 0, 0, "") for c in claims
+             for case in get_claim(c).cases_for(profile, overrides)]
+    check_memory(tasks, workers)
 
 
 def _large_claims(claims: list[str], args) -> list[str]:

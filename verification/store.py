@@ -70,7 +70,12 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created REAL NOT NULL,
     command TEXT NOT NULL,
-    results TEXT NOT NULL
+    results TEXT NOT NULL,
+    profile TEXT,
+    claims TEXT,
+    root_seed INTEGER,
+    code_version TEXT,
+    provenance TEXT
 );
 """
 
@@ -191,12 +196,18 @@ class Store:
     def _migrate(self) -> None:
         """Bring the ``runs`` table to :data:`SCHEMA_VERSION` (adds the run columns and fills
         them from each run's stored results)."""
-        have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
-        missing = [(n, t) for n, t in _RUN_COLUMNS if n not in have]
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        def state():
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+            missing = [(n, t) for n, t in _RUN_COLUMNS if n not in have]
+            return missing, self.db.execute("PRAGMA user_version").fetchone()[0]
+
+        missing, version = state()
         if not missing and version >= SCHEMA_VERSION:
             return
         with self._write() as db:
+            missing, version = state()  # again, under the lock: another run may have migrated
+            if not missing and version >= SCHEMA_VERSION:
+                return
             for name, sqltype in missing:
                 db.execute(f"ALTER TABLE runs ADD COLUMN {name} {sqltype}")
             rows = db.execute("SELECT id, results FROM runs WHERE profile IS NULL").fetchall()

@@ -34,7 +34,7 @@ def test_readme_python_api_walkthrough_runs(capsys):
 def test_docs_claims_md_is_generated_from_the_registry():
     """docs/claims.md is what `gapverify docs` writes now: regenerate it with
     `gapverify docs --out docs/claims.md` when the registry changes."""
-    from verification.describe import claims_markdown
+    from verification.claimdocs import claims_markdown
     from verification.registry import CLAIMS
 
     committed = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")

@@ -1,5 +1,8 @@
 r"""What a claim says, as data and as Markdown: ``gapverify describe`` and ``docs/claims.md``.
 
+(Named ``claimdocs``, not ``describe``: a submodule ``verification.describe`` would shadow
+the API function ``verification.describe`` once imported.)
+
 Everything here is read from the registry (:data:`verification.registry.CLAIMS`): the
 statement (sympy), the status of each prediction, the derivation notes the registry
 carries (each prediction's ``note``, each check's ``rate_note``, ``domain_note``,
