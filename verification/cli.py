@@ -258,22 +258,31 @@ def add_run_options(p: argparse.ArgumentParser, quiet_help: str = "no progress d
 
 
 def output_path(name: str):
-    """A file this command will write: refused at once (exit 2) when it is a folder, its
-    name is too long, or it cannot be created, so a long run never ends in a traceback."""
+    """A file this command will write: refused at once (exit 2) when it is a folder, a
+    name in it is too long, it lies under a file, or it cannot be written, so a long run
+    never ends in a traceback. Nothing is created here (missing folders are created when
+    the file is written)."""
     def parse(text: str) -> str:
         path = Path(text)
         try:
             if text.endswith(os.sep) or path.is_dir():
                 raise UsageError(f"parameter '{name}' must be a file path, got the folder {text!r}")
-            existed = path.exists()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8"):
-                pass
+            ancestor = path.absolute().parent
+            while not ancestor.exists():
+                ancestor = ancestor.parent
+            if not ancestor.is_dir():
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: {str(ancestor)!r} "
+                                 "is a file, not a folder")
+            limit = os.pathconf(ancestor, "PC_NAME_MAX")
+            long = [part for part in path.parts if len(os.fsencode(part)) > limit]
+            if long:
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: the name "
+                                 f"{long[0][:40]!r}... is longer than {limit} bytes")
+            if not os.access(ancestor, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: permission denied")
         except OSError as exc:
             raise UsageError(f"parameter '{name}': cannot write {text!r}: "
                              f"{exc.strerror or exc}") from None
-        if not existed:
-            path.unlink(missing_ok=True)
         return text
     return parse
 
@@ -521,6 +530,7 @@ def _cmd_run(args) -> int:
     perturb, perturb_predictions = parse_perturb(args.perturb)
     perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
     _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
+    _say_store(args)
     opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
@@ -835,6 +845,10 @@ def _load_extensions() -> None:
         _COMMANDS.update(mod.COMMANDS)
 
 
+def _say_store(args) -> None:
+    print(f"gapverify: store {args.store} ({args.store_source})", file=sys.stderr)
+
+
 #: Commands that sample and say once, on stderr, which store they use.
 _STORE_COMMANDS = ("run", "audit", "calibrate")
 
@@ -850,8 +864,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             source = ("--store" if args.store is not None else
                       f"${STORE_ENV}" if os.environ.get(STORE_ENV) else "default")
             args.store = args.store if args.store is not None else default_store()
-            if args.command in _STORE_COMMANDS:
-                print(f"gapverify: store {args.store} ({source})", file=sys.stderr)
+            args.store_source = source
+            if args.command in _STORE_COMMANDS and args.command != "run":  # run: once checked
+                _say_store(args)
         return _COMMANDS[args.command](args)
     except (UsageError, ParameterError, UnknownClaimError) as exc:
         print(f"gapverify: error: {exc}", file=sys.stderr)

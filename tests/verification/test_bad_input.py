@@ -194,6 +194,7 @@ def test_a_read_only_store_still_judges_what_it_holds(tmp_path, capsys, monkeypa
 
     monkeypatch.setattr(os, "access", access)
     before = path.read_bytes()
+    (tmp_path / "out").mkdir()  # writable (only the store and its folder are not)
     out = tmp_path / "out" / "r.json"
     code = main(["run", *TINY, "--store", str(path), "--json", str(out)])
     captured = capsys.readouterr()
