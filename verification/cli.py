@@ -395,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
 _OPTION_HELP = {
     "T": "context length T (deprecated alias of --sizes)", "depth": "number of layers",
     "seeds": "number of seeds", "gamma": "T/d (deprecated alias of --set gamma=VALUE)",
-    "seed": "root seed, an integer in [0, 2^63 - 1] (default: a fixed one)",
+    "seed": f"root seed, an integer in [0, 2^63 - 1] (default: {DEFAULT_SEED})",
     "out": "output folder", "attention": "attention matrix: markov or xavier",
     "sizes": "sizes T1,T2,...", "replicates": "replicates per size",
     "update": "rewrite instead of compare", "path": "file or folder",
@@ -429,11 +429,13 @@ def _add_aliases(sub) -> None:
                 parser.set_defaults(_gamma_default=action.default)
                 action.default = None
         one = name == "paper-figure"
+        t_default = parser.get_default("_T_default")
         parser.add_argument("--sizes", type=parse_sizes, default=None,
-                            help="context length T (one size)" if one else
-                            "context lengths T1,T2,... (d = T)")
+                            help=f"context length T in [16, 4096] (one size; default: {t_default})"
+                            if one else f"context lengths T1,T2,... (d = T; default: {t_default})")
         parser.add_argument("--set", action="append", metavar="NAME=VALUE",
-                            help="gamma=VALUE (T/d) or depth=N" if one else "depth=N")
+                            help="gamma=VALUE (T/d, default: 1) or depth=N (same as --depth)"
+                            if one else "depth=N (same as --depth)")
 
 
 def _resolve_aliases(args) -> None:
