@@ -41,7 +41,7 @@ __all__ = [
 
 def kappa_of(s2: sp.Expr) -> sp.Expr:
     r""":math:`\kappa` at logit variance ``s2`` (exact), from :func:`theory.softmax.kappa_squared`."""
-    return sp.sqrt(kappa_squared_at(s2))
+    return sp.sqrt(kappa_squared_at(s2, kappa_squared()))
 
 
 def singular_law_predictions(s2: sp.Expr) -> dict[str, sp.Expr]:

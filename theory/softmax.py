@@ -56,12 +56,13 @@ def kappa_squared() -> sp.Expr:
     return k2
 
 
-def kappa_squared_at(s2: sp.Expr) -> sp.Expr:
+def kappa_squared_at(s2: sp.Expr, k2: sp.Expr | None = None) -> sp.Expr:
     r""":math:`\kappa^2` at ``s2``: the symbolic :func:`kappa_squared` at a symbol; at a
     number, ``e^{s2} - 1`` is written ``expm1(s2)`` (still exact), so that evaluating it
     to 17 digits does not cancel: ``exp(1e-300) - 1`` evaluated by sympy's default working
-    precision gave ``1.4e-129`` instead of ``1e-300`` (``kappa`` 3.8e-65 for 1e-150)."""
-    k2 = kappa_squared()
+    precision gave ``1.4e-129`` instead of ``1e-300`` (``kappa`` 3.8e-65 for 1e-150).
+    ``k2`` is the expression in ``s2`` to use (default :func:`kappa_squared`)."""
+    k2 = kappa_squared() if k2 is None else k2
     if getattr(s2, "is_number", False):
         k2 = k2.subs(sp.exp(S2) - 1, expm1(S2))
     return k2.subs(S2, s2)

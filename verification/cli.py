@@ -321,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gapverify", description=(
         "Verify the random-matrix theory of attention at initialisation (Mind the Gap, "
         "ICML 2025) against sampled matrices. Exit codes: 0 verified (or done), 1 a claim "
-        "failed, 2 bad input, 3 not verified (lacks power), 130/143 interrupted. "
+        "failed, 2 bad input, 3 not verified (lacks power), 130/143 interrupted, 141 "
+        "stdout closed early. "
         "The theory: docs/claims.md."))
     p.add_argument("--version", action="version", version=f"gapverify {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -556,6 +557,8 @@ def _cmd_run(args) -> int:
     run_id = store.add_run(payload["command"], payload)
     if run_id:
         payload["run_id"] = run_id
+        print(f"gapverify: recorded as run {run_id} in {args.store} ('gapverify runs' lists "
+              "the runs)", file=sys.stderr)
     else:
         print(f"gapverify: note: the store {args.store} is read-only: this run's verdicts are "
               "printed (and written with --json) but not recorded", file=sys.stderr)
@@ -869,6 +872,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.store_source = source
             if args.command in _STORE_COMMANDS and args.command != "run":  # run: once checked
                 _say_store(args)
+        if args.command == "audit" and not sys.stderr.isatty():
+            # audit builds display.Progress itself: lines instead of a bar off a terminal
+            # (belongs in verification/display.py, which this change does not own)
+            from verification import display
+
+            real = display.Progress
+            display.Progress = LineProgress
+            try:
+                return _COMMANDS[args.command](args)
+            finally:
+                display.Progress = real
         return _COMMANDS[args.command](args)
     except (UsageError, ParameterError, UnknownClaimError) as exc:
         print(f"gapverify: error: {exc}", file=sys.stderr)
