@@ -72,21 +72,24 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     """
     from theory.parameters import PARAMETERS
     from verification.claims import T_SYMBOL
-    from verification.snapshot import _equation
 
     c = _claim(claim)
     values = _values(c, params)
+    names = [n for n in c.parameters if n in PARAMETERS]
+    exact = c.exact_parameters(values)
+    integers = {n for n in names if PARAMETERS[n].integer}
     out = []
     for p in c.predictions:
-        if symbolic:
-            fixed = {k: v for k, v in values.items() if k in params}
-            eq, _ = _equation(c, p, values) if not fixed else (None, None)
-            if eq is None:
-                ex = {n: (c.exact_parameters(values)[n] if n in fixed else PARAMETERS[n].symbol)
-                      for n in c.parameters if n in PARAMETERS}
+        tries = [set(params), set(params) | integers, set(names)] if symbolic else [set(names)]
+        for numeric in tries:
+            ex = {n: exact[n] if n in numeric else PARAMETERS[n].symbol for n in names}
+            try:
                 eq = p.statement(ex)
+                break
+            except TypeError:  # a formula that needs a number (int(depth)): more numbers
+                continue
         else:
-            eq = p.statement(c.exact_parameters(values))
+            eq = p.statement(exact)
         q = sp.Symbol(p.name)
         f = sp.Function(p.name)(T_SYMBOL) if p.kind != "reference" else q
         out.append(eq.xreplace({q: f}))

@@ -78,6 +78,9 @@ def test_statement_is_written_with_functions_of_T():
     # a formula that needs an integer depth gets it
     deep = statement("depth.stable_rank", symbolic=True, depth=2)
     assert sp.Symbol("gamma", positive=True) in deep[2].rhs.free_symbols
+    # a given parameter is a number, the integer depth its default, the others symbols
+    half = statement("depth.stable_rank", symbolic=True, gamma=0.5)
+    assert half[2].rhs.free_symbols == set() and half[0].rhs.free_symbols == {s2}
 
 
 def test_describe_has_parameters_predictions_checks_and_power_targets():
