@@ -296,6 +296,9 @@ def test_an_old_store_is_migrated(tmp_path):
                                                     "code_version": "abc",
                                                     "claims": [{"claim": "softmax.kappa"}]})))
     db.commit(), db.close()
+    # read-only, it is not migrated, and its runs still list (from the stored results)
+    (row,) = Store(path, readonly=True).runs()
+    assert (row["profile"], row["root_seed"], row["claims"]) == ("standard", 5, ["softmax.kappa"])
     store = Store(path)
     (row,) = store.runs()
     assert (row["profile"], row["root_seed"], row["claims"], row["code_version"]) == \
