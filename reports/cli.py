@@ -12,7 +12,8 @@ Picked up by :func:`verification.cli._load_extensions` through :func:`register` 
 Outputs of one run never mix with another's: ``--run ID`` writes into ``OUT/run-ID/``,
 with ``SOURCE.json`` saying which run they are (store, id, command, seed, profile,
 provenance); without ``--run`` the outputs of the last run (or of ``--from``) go to
-``OUT`` itself, as before.
+``OUT`` itself, as before, and files there that this command did not rewrite (left by
+another run) are named in a warning on stderr.
 
 Exit codes: 0 written (and compiled, where pdflatex exists), 1 pdflatex failed (the tail
 of its log is printed), 2 bad input (a missing or unreadable results file or store).
@@ -100,13 +101,35 @@ def _write_source(args, run, store) -> None:
         raise UsageError(f"parameter '--out': cannot write to {args.out!r}: {exc.strerror or exc}") from None
 
 
+def _snapshot(*folders: str | Path) -> dict[Path, int]:
+    """The table and figure files (``.tex``, ``.pdf``, ``.png``) directly in ``folders``
+    and their modification times (ns), to find what a command leaves unwritten."""
+    out = {}
+    for folder in map(Path, folders):
+        if folder.is_dir():
+            out.update({p: p.stat().st_mtime_ns for p in folder.iterdir()
+                        if p.is_file() and p.suffix in (".tex", ".pdf", ".png")})
+    return out
+
+
+def _warn_leftovers(out: str, before: dict[Path, int]) -> None:
+    """Name the files in ``out`` this command did not rewrite: outputs of another run."""
+    left = sorted(str(p) for p, t in before.items() if p.exists() and p.stat().st_mtime_ns == t)
+    if left:
+        print(f"gapverify: warning: {out} also holds {len(left)} file(s) of an earlier run that "
+              f"this run did not write: {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}; "
+              "use --run ID for a folder per run, or an empty --out", file=sys.stderr)
+
+
 def _cmd_tables(args) -> int:
     from reports.tables import write_tables
 
     run, _ = _load(args)
     if run is None:
         return EXIT_USAGE
+    before = _snapshot(args.out)
     paths = write_tables(run, args.out)
+    _warn_leftovers(args.out, before)
     print(f"tables ({len(paths)}) in {Path(args.out)}:")
     for p in paths:
         print(f"  {p}")
@@ -119,7 +142,9 @@ def _cmd_report(args) -> int:
     run, store = _load(args)
     if run is None:
         return EXIT_USAGE
+    before = _snapshot(Path(args.out) / "tables", Path(args.out) / "figures")
     files = write_report(run, args.out, store)
+    _warn_leftovers(args.out, before)
     print(f"tables ({len(files.tables)}):")
     for p in files.tables:
         print(f"  {p}")

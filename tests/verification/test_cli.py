@@ -363,3 +363,17 @@ def test_figure_commands_take_sizes_and_set(capsys):
                 ["paper-figure", "--set", "s2=0.5"], ["paper-figure", "--sizes", "8192"]):
         with pytest.raises(UsageError):
             parse(*bad)
+
+
+def test_tables_name_files_left_by_another_run(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    main(["run", *TINY, "--quiet", "--store", str(store)])
+    out = tmp_path / "tables"
+    out.mkdir()
+    (out / "claim-other.tex").write_text("% from another run")
+    capsys.readouterr()
+    assert main(["tables", "--store", str(store), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 file(s) of an earlier run" in err and "claim-other.tex" in err
+    assert main(["tables", "--store", str(store), "--out", str(tmp_path / "fresh")]) == 0
+    assert "earlier run" not in capsys.readouterr().err
