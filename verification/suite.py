@@ -269,8 +269,13 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
 
 
 def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:
-    """The run as plain data (what ``--json`` writes and the store keeps)."""
+    """The run as plain data (what ``--json`` writes and the store keeps): with its
+    provenance, and the table's verdict words (:mod:`verification.output`)."""
+    from verification.output import RESULTS_SCHEMA, provenance, with_words
+
     return {
+        "schema": RESULTS_SCHEMA,
+        "provenance": provenance(),
         "root_seed": opts.seed,
         "profile": opts.profile,
         "perturb": opts.perturb,
@@ -280,7 +285,7 @@ def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | No
         "level_is_per_claim": True,
         "code_version": code_version(),
         "rules": list(RULES),
-        "claims": [json_safe(dataclasses.asdict(r)) for r in results],
+        "claims": [json_safe(with_words(dataclasses.asdict(r))) for r in results],
     }
 
 
