@@ -180,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
                         "other prediction unchanged; repeatable")
     add_run_options(r)
+    r.add_argument("--entries", metavar="LAW", default=None,
+                   help="law of the entries Z of A = D^-1 Z: gaussian-logits (default, softmax), "
+                        "lognormal, exponential or scipy:NAME(ARGS), e.g. scipy:gamma(2); selects "
+                        "(or requires) the single-layer claims that take one")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
     r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
                    help="run the tasks on a Dask cluster: a scheduler address "
@@ -237,6 +241,9 @@ def _cmd_run(args) -> int:
     if overrides and not any(k in get_claim(c).parameters for c in claims for k in overrides):
         raise UsageError(f"no selected claim takes parameter '{next(iter(overrides))}'")
     claims = _large_claims(claims, args)
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
     from verification.executors import parse_scheduler
 
@@ -248,7 +255,7 @@ def _cmd_run(args) -> int:
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
                       perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay, scheduler=args.scheduler)
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries)
     store = Store(args.store)
     progress = None if args.quiet else display.Progress()
     from verification.runner import Terminated
@@ -265,6 +272,10 @@ def _cmd_run(args) -> int:
     payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
     store.add_run(payload["command"], payload)
     display.verdict_table(results, opts)
+    from verification.suite import entry_law_lines, plan_run
+
+    for line in entry_law_lines(plan_run(opts)) if args.entries else ():
+        print(line)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(payload, indent=2, sort_keys=True))
