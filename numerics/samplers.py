@@ -184,7 +184,8 @@ def entry_law(spec: str | None = None, mu: float = -math.log(2.0) / 2,
         return LogNormalEntries(mu=mu, s2=args[0] if args else s2)
     if family == "exponential":
         return ExponentialEntries()
-    return ScipyEntries(scipy_frozen(name, args, kwargs))
+    # a frozen law of its own (not the cached one): threads of one process never share it
+    return ScipyEntries(scipy_frozen.__wrapped__(name, args, kwargs))
 
 
 def softmax_rows(M: np.ndarray) -> np.ndarray:

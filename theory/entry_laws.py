@@ -247,10 +247,12 @@ def scipy_frozen(name: str, args: tuple, kwargs: tuple, spec: str = ""):
     shapes = _shape_names(gen)
     usage = f"scipy.stats.{name}({', '.join([*shapes, 'loc=0', 'scale=1'])})"
     try:
-        dist = gen(*args, **dict(kwargs))
-        lo, hi = (float(x) for x in dist.support())
-    except TypeError as exc:
-        msg = str(exc).replace("_parse_args()", name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dist = gen(*args, **dict(kwargs))
+            lo, hi = (float(x) for x in dist.support())
+    except Exception as exc:  # noqa: BLE001 - scipy's own message, briefly, exit 2
+        msg = str(exc).replace("_parse_args()", name).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise _error(f"bad arguments for {usage}: {msg}", spec) from None
     if math.isnan(lo) or math.isnan(hi):
         raise _error(f"parameters outside the domain of {usage} (scipy returns nan)", spec)
@@ -310,9 +312,12 @@ def _sympy_moments(name: str, shapes: tuple[float, ...]):
         if Y is None:
             return None
         # sympy writes Gaussian expectations with erf and erfc: erfc = 1 - erf
-        return tuple(sp.simplify(sp.simplify(E(Y ** k)).rewrite(sp.erf)) for k in (1, 2, 4))
+        moments = tuple(sp.simplify(sp.simplify(E(Y ** k)).rewrite(sp.erf)) for k in (1, 2, 4))
     except Exception:  # noqa: BLE001 - sympy cannot do it: the float fallback says so
         return None
+    if any(m.is_finite is None or m.has(sp.Integral, sp.Piecewise) for m in moments):
+        return None  # sympy could not decide: the float fallback says so
+    return moments
 
 
 def _probe_density(dist) -> tuple[bool, str]:
@@ -373,13 +378,16 @@ def _scipy_law(spec: str, name: str, args: tuple, kwargs: tuple) -> EntryLaw:
         fourth_note = (f"E Y^4 = {m4} for Y = (Z - loc)/scale (sympy)" if fourth else
                        f"E Z^4 = oo (sympy: the fourth moment of scipy.stats.{name} diverges)")
     else:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            mean_f, var_f = (float(x) for x in dist.stats(moments="mv"))
-            m4_f = float(dist.moment(4))
-        if not math.isfinite(var_f):
-            raise _error("the variance is infinite (kappa = oo): the theory needs a finite "
-                         "variance", spec)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mean_f, var_f = (float(x) for x in dist.stats(moments="mv"))
+                m4_f = float(dist.moment(4))
+        except Exception as exc:  # noqa: BLE001 - scipy's message, exit 2
+            raise _error(f"scipy.stats.{name} cannot compute its moments ({exc})", spec) from None
+        if not math.isfinite(var_f) or not math.isfinite(mean_f):
+            raise _error("the variance is infinite or undefined (kappa = oo; scipy gives mean "
+                         f"{mean_f}, variance {var_f}): the theory needs a finite variance", spec)
         mean = var = None
         kappa2 = sp.Float(var_f / mean_f ** 2, 17) if mean_f > 0 else None
         method = (f"float64: scipy.stats.{name}.stats(moments='mv') (no sympy equivalent; "
@@ -400,7 +408,10 @@ def _scipy_law(spec: str, name: str, args: tuple, kwargs: tuple) -> EntryLaw:
         bounded, dnote = bool(ok(shapes)), ("" if ok(shapes) else text)
         dnote = dnote or "bounded (exact condition on the shape parameters)"
     else:
-        bounded, dnote = _probe_density(dist)
+        try:
+            bounded, dnote = _probe_density(dist)
+        except Exception as exc:  # noqa: BLE001 - not established: the hypothesis is not granted
+            bounded, dnote = False, f"the pdf could not be probed ({exc}): not established"
     canonical = canonical_scipy(name, args, kwargs)
     return EntryLaw(spec=canonical, family="scipy", name=name, args=args, kwargs=kwargs,
                     kappa2=kappa2, kappa_method=method, fourth_moment=fourth,
