@@ -369,6 +369,11 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
                      for values in run.cases[claim.id]]
             merged = _merge(claim, parts)
             merged.level, merged.tests = opts.level, run.tests[claim.id]
+            if run.law is not None:
+                # readers of results (reports) look measurements up by experiment and
+                # parameters: name the law, so that they never take softmax's samples at
+                # s2 = s2_eff for this law's (the store keys them with "entries")
+                merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
             results.append(merged)
         aborted = False
     finally:

@@ -175,6 +175,10 @@ def test_exponential_entries_are_judged_at_kappa_1_and_a_wrong_kappa_fails(tmp_p
     assert checks["s1"]["verdict"] == "pass" and checks["lambda1"]["verdict"] == "pass"
     assert checks["sqrtT_s2"]["verdict"] in ("pass", "lacks power")
     assert "Entry law exponential: kappa = 1 " in printed
+    # reports look measurements up by experiment: never softmax's at s2 = log 2 for these
+    assert doc["claims"][0]["experiment"] == "markov.outliers[entries=exponential]"
+    from reports.results import load_measurements
+    assert load_measurements(tmp_path / "s.sqlite", doc, doc["claims"][0]) is None
     # the same exponential samples judged against log-normal s2 = 1/2 (kappa = 0.805): fail
     factor = 0.5 / math.log(2)
     code, printed, doc = _quick("exponential", tmp_path, capsys, "--perturb-parameter",
