@@ -380,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
                         "other prediction unchanged; repeatable")
     add_run_options(r)
+    r.add_argument("--entries", metavar="LAW", default=None,
+                   help="law of the entries Z of A = D^-1 Z: gaussian-logits (default, softmax), "
+                        "lognormal, exponential or scipy:NAME(ARGS), e.g. scipy:gamma(2); selects "
+                        "(or requires) the single-layer claims that take one")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
     r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
                    help="run the tasks on a Dask cluster: a scheduler address "
@@ -520,6 +524,9 @@ def _cmd_run(args) -> int:
     claims = _claims_arg(args.claims)
     overrides = parse_set(args.set)
     claims = _large_claims(claims, args)
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
     check_overrides(claims, overrides)
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
     if args.sizes and args.scheduler is None:
@@ -538,7 +545,7 @@ def _cmd_run(args) -> int:
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
                       perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay, scheduler=args.scheduler)
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries)
     store = Store(args.store)
     progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
                                         else LineProgress())
@@ -563,6 +570,10 @@ def _cmd_run(args) -> int:
         print(f"gapverify: note: the store {args.store} is read-only: this run's verdicts are "
               "printed (and written with --json) but not recorded", file=sys.stderr)
     display.verdict_table(results, opts)
+    from verification.suite import entry_law_lines, plan_run
+
+    for line in entry_law_lines(plan_run(opts)) if args.entries else ():
+        print(line)
     if args.json:
         write_json(args.json, payload)
     if any(r.verdict in ("fail", "flaky") for r in results):
