@@ -172,8 +172,8 @@ def test_exponential_entries_are_judged_at_kappa_1_and_a_wrong_kappa_fails(tmp_p
     assert doc["claims"][0]["parameters"]["s2"] == pytest.approx(math.log(2))
     assert checks["sqrtT_s2"]["predicted"] == pytest.approx(2.0, rel=1e-15)      # 2 kappa
     assert checks["sqrtT_lambda2"]["predicted"] == pytest.approx(1.0, rel=1e-15)  # kappa
-    assert checks["s1"]["verdict"] == "pass" and checks["lambda1"]["verdict"] == "pass"
-    assert checks["sqrtT_s2"]["verdict"] in ("pass", "lacks power")
+    assert checks["s1"]["outcome"] == "pass" and checks["lambda1"]["outcome"] == "pass"
+    assert checks["sqrtT_s2"]["outcome"] in ("pass", "lacks power")
     assert "Entry law exponential: kappa = 1 " in printed
     # reports look measurements up by experiment: never softmax's at s2 = log 2 for these
     assert doc["claims"][0]["experiment"] == "markov.outliers[entries=exponential]"
@@ -185,7 +185,7 @@ def test_exponential_entries_are_judged_at_kappa_1_and_a_wrong_kappa_fails(tmp_p
                                 f"sqrtT_s2:s2={factor!r}")
     checks = _checks(doc)
     assert code == 1, printed
-    assert checks["sqrtT_s2"]["verdict"] == "fail"
+    assert checks["sqrtT_s2"]["outcome"] == "fail"
     assert checks["sqrtT_s2"]["predicted"] == pytest.approx(2 * math.sqrt(math.e ** 0.5 - 1))
     assert "--entries exponential" in checks["sqrtT_s2"]["reproduce"]
 
@@ -197,8 +197,8 @@ def test_scipy_gamma_2_is_judged_at_kappa_one_over_sqrt_2(tmp_path, capsys):
     assert code in (0, 3), printed
     assert doc["entries"]["kappa"] == pytest.approx(1 / math.sqrt(2), rel=1e-15)
     assert checks["sqrtT_s2"]["predicted"] == pytest.approx(math.sqrt(2), rel=1e-15)
-    assert checks["s1"]["verdict"] == "pass"
-    assert checks["sqrtT_s2"]["verdict"] in ("pass", "lacks power")
+    assert checks["s1"]["outcome"] == "pass"
+    assert checks["sqrtT_s2"]["outcome"] in ("pass", "lacks power")
     assert doc["claims"][0]["status"] == "conjecture"  # sqrtT_lambda2, as for softmax
 
 
