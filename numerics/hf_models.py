@@ -84,7 +84,10 @@ _CAUSAL = {"bert": False, "roberta": False, "gpt2": True}
 def models_available() -> bool:
     """Whether torch and transformers are installed (asked of ``importlib``; nothing is
     imported)."""
-    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
+    except (ImportError, ValueError):  # a finder that refuses them, a broken install
+        return False
 
 
 def _torch():
