@@ -37,8 +37,8 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["TrainingConfig", "train_seed", "training_experiment", "seeds_table", "fisher_test",
-           "QUICK", "main"]
+__all__ = ["TrainingConfig", "train_seed", "training_experiment", "seeds_table", "seeds_json",
+           "fisher_test", "QUICK", "LEVEL"]
 
 
 @dataclass(frozen=True)
@@ -217,37 +217,3 @@ def seeds_json(m: Mapping[str, object]) -> dict:
 def _finite(x) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def main(argv=None) -> int:
-    """``python -m numerics.training [--T 16] [--depth 6] [--seed ROOT] [--out DIR]``:
-    the experiment of ``training.fix`` on the suite's stream of replicate 0, its seeds
-    table printed, JSON and the loss-curve figure written to ``--out``."""
-    import argparse
-    import json
-    from pathlib import Path
-
-    from verification.runner import DEFAULT_SEED, stream, task_limits
-
-    ap = argparse.ArgumentParser(prog="python -m numerics.training")
-    ap.add_argument("--T", type=int, default=QUICK.T)
-    ap.add_argument("--depth", type=int, default=QUICK.depth)
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--out", default="reports/out/training")
-    args = ap.parse_args(argv)
-    task_limits()
-    m = training_experiment(stream("training.fix", args.T, 0, args.seed), args.T,
-                            {"depth": args.depth})
-    print(seeds_table(m))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "training_fix_seeds.json").write_text(json.dumps(seeds_json(m), indent=2))
-    from reports.model_figures import loss_curves_figure
-
-    loss_curves_figure(m, out / "training_fix_loss")
-    print(f"wrote {out / 'training_fix_seeds.json'} and {out / 'training_fix_loss.png'}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,7 +15,9 @@ r"""Real transformers and trainability: depth profiles, exponents in ``T``, loss
     the loss curves of ``training.fix`` (every seed, standard and fixed).
 
 ``python -m reports.model_figures depth [--T 512] [--depth 12] [--models bert,roberta,gpt2]
-[--out DIR]`` and ``python -m reports.model_figures exponents R.json`` print them.
+[--out DIR]``, ``python -m reports.model_figures exponents R.json`` and
+``python -m reports.model_figures training [--profile quick] [--store PATH]`` (the seeds
+tables of ``training.fix`` as the run stored them) print them.
 Figures use an Agg canvas (no pyplot), as :mod:`reports.figures`.
 """
 from __future__ import annotations
@@ -33,7 +35,7 @@ from matplotlib.figure import Figure
 from reports.figures import STYLE
 
 __all__ = ["depth_profiles", "layer_table", "depth_figure", "exponents", "exponents_table",
-           "loss_curves_figure", "main"]
+           "loss_curves_figure", "training_tables", "main"]
 
 _STD, _FIX = "#C44E52", "#55A868"
 _STATS = ("s1", "sqrtT_s2", "frob", "sr_X", "sr_Sigma")
@@ -186,8 +188,58 @@ def loss_curves_figure(m: Mapping[str, Any], stem: str | Path | None = None) -> 
     return fig
 
 
+def training_tables(argv=None) -> int:
+    """``python -m reports.model_figures training [--profile quick] [--seed ROOT] [--store PATH] [--out DIR]``:
+    the seeds table of every replicate of ``training.fix`` as ``gapverify run training.fix``
+    stored it (what the store lacks is computed and stored, as the run would), printed,
+    with the JSON and the loss-curve figure written to ``--out``."""
+    import argparse
+
+    from numerics.training import seeds_json, seeds_table
+    from verification.registry import get_claim
+    from verification.runner import DEFAULT_SEED, SerialExecutor
+    from verification.store import Store
+    from verification.suite import sample
+
+    ap = argparse.ArgumentParser(prog="python -m reports.model_figures training")
+    ap.add_argument("--profile", choices=("quick", "standard"), default="quick")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--store", default="reports/gapverify.sqlite")
+    ap.add_argument("--out", default="reports/out/training")
+    args = ap.parse_args(argv)
+    claim = get_claim("training.fix")
+    profile = claim.profiles[args.profile]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(args.store)
+    tables = []
+    for values in claim.cases_for(args.profile):
+        data = sample(store, claim, values, profile, args.seed, SerialExecutor())
+        for T, reps in sorted(data.items()):
+            for r, m in enumerate(reps):
+                if "unavailable" in m:
+                    print("training.fix: not assessed: torch not installed (pip install gapverify[models])")
+                    return 3
+                tag = f"T{T}_depth{int(values['depth'])}_rep{r}"
+                print(f"training.fix, T = {T}, depth {int(values['depth'])}, replicate {r} "
+                      f"(root seed {args.seed}):")
+                print(seeds_table(m) + "\n")
+                tables.append({"T": T, "depth": int(values["depth"]), "replicate": r,
+                               "root_seed": args.seed, **seeds_json(m)})
+                loss_curves_figure(m, out / f"training_fix_loss_{tag}")
+    (out / "training_fix_seeds.json").write_text(json.dumps(tables, indent=1))
+    print(f"wrote {out / 'training_fix_seeds.json'} and {out}/training_fix_loss_*.png")
+    return 0
+
+
+
 def main(argv=None) -> int:
     import argparse
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["training"]:
+        return training_tables(argv[1:])
 
     ap = argparse.ArgumentParser(prog="python -m reports.model_figures")
     sub = ap.add_subparsers(dest="what", required=True)
@@ -197,6 +249,7 @@ def main(argv=None) -> int:
     d.add_argument("--models", default="bert,roberta,gpt2")
     d.add_argument("--seed", type=int, default=None)
     d.add_argument("--out", default="reports/out/models")
+    sub.add_parser("training", help="the seeds tables of training.fix (from the store)")
     e = sub.add_parser("exponents", help="exponents in T of a run's recorded statistics")
     e.add_argument("results")
     args = ap.parse_args(argv)
