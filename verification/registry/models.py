@@ -51,7 +51,6 @@ from numerics.hf_models import INSTALL_HINT, MODEL_NAMES, models_available
 from verification.claims import POWER_TARGETS, Check, Claim, Prediction, Profile
 from verification.registry._common import GAP, _register
 
-_VASWANI = "Vaswani et al., Attention is all you need, NeurIPS 2017"
 _BERT = "Devlin et al., BERT, NAACL 2019, arXiv:1810.04805"
 _ROBERTA = "Liu et al., RoBERTa, arXiv:1907.11692"
 _GPT2 = "Radford et al., Language models are unsupervised multitask learners, OpenAI 2019"
