@@ -269,3 +269,12 @@ EXPERIMENTS.update({
 
 from numerics import causal as _c, heavy_tail as _h, variants as _v  # noqa: E402  (new families)
 EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})
+
+# --- real transformers and trainability (optional: torch, transformers) -------------------
+# numerics.hf_models and numerics.training import torch only inside their functions: the
+# registry (and this module) never import it. Where torch is missing the claims sample
+# "models.unavailable" instead (verification.registry.models).
+from numerics import hf_models as _hf, training as _tr  # noqa: E402
+EXPERIMENTS.update({f"models.{name}": _hf.model_experiment(name) for name in _hf.MODEL_NAMES})
+EXPERIMENTS.update({"training.fix": _tr.training_experiment,
+                    "models.unavailable": _hf.unavailable_experiment})
