@@ -82,6 +82,8 @@ class AuditOptions:
     seed: int = DEFAULT_SEED
     workers: int = 1
     level: float = DEFAULT_LEVEL
+    entries: str | None = None  # --entries: the law of the Markov entries
+    scheduler: str | None = None  # --scheduler: a Dask cluster
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ def plan(opts: AuditOptions):
 
     return plan_run(RunOptions(claims=list(opts.claims), profile=opts.profile,
                                sizes=opts.sizes, replicates=opts.replicates, seed=opts.seed,
-                               workers=opts.workers, level=opts.level))
+                               workers=opts.workers, level=opts.level, entries=opts.entries))
 
 
 def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditReport:
@@ -380,7 +382,7 @@ def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditRepor
     run = plan(opts)
     eps = POWER_TARGETS.get(opts.profile, POWER_TARGETS["quick"])
     own = executor is None
-    engine = make_engine(opts.workers) if own else _engine(executor)
+    engine = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     audits, unjudged = [], []
     aborted = True
     try:
@@ -508,11 +510,15 @@ def _cmd_audit(args) -> int:
     from verification.store import Store
     from verification.suite import json_safe
 
-    claims = _claims_arg(args.claims)
+    from verification.executors import parse_scheduler
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
+    parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
     opts = AuditOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                         replicates=args.replicates, seed=args.seed, workers=workers,
-                        level=args.level)
+                        level=args.level, entries=args.entries, scheduler=args.scheduler)
     store = Store(args.store)
     progress = None if args.quiet else display.Progress()
     try:

@@ -61,18 +61,20 @@ class ClaimCalibration:
 
 
 def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: str = "quick",
-              workers: int = 1, level: float = 0.01, on_seed=None) -> list[ClaimCalibration]:
-    """Run ``claims`` at ``profile`` once per root seed; count the first-run failures."""
+              workers: int = 1, level: float = 0.01, on_seed=None, entries: str | None = None,
+              scheduler: str | None = None) -> list[ClaimCalibration]:
+    """Run ``claims`` at ``profile`` once per root seed (entries of law ``entries``, on a
+    Dask ``scheduler`` if given); count the first-run failures."""
     from verification.executors import make_engine
     from verification.suite import RunOptions, verify
 
     out = {c: ClaimCalibration(c) for c in claims}
-    executor = make_engine(workers)
+    executor = make_engine(workers, scheduler)
     aborted = True
     try:
         for i, seed in enumerate(seeds):
             opts = RunOptions(claims=list(claims), profile=profile, seed=seed, workers=workers,
-                              level=level, replay=False)
+                              level=level, replay=False, entries=entries)
             for res in verify(opts, store, executor=executor):
                 cal = out[res.claim]
                 cal.seeds += 1
@@ -119,7 +121,11 @@ def _cmd_calibrate(args) -> int:
     from verification.cli import _claims_arg
     from verification.store import Store
 
-    claims = _claims_arg(args.claims)
+    from verification.executors import parse_scheduler
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
+    parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
     seeds = calibration_seeds(args.seeds, args.seed)
     store = Store(args.store)
@@ -131,7 +137,8 @@ def _cmd_calibrate(args) -> int:
 
     try:
         results = calibrate(claims, seeds, store, profile=args.profile, workers=workers,
-                            level=args.level, on_seed=None if args.quiet else progress)
+                            level=args.level, on_seed=None if args.quiet else progress,
+                            entries=args.entries, scheduler=args.scheduler)
     except KeyboardInterrupt:
         print(f"\ninterrupted: {store.count()} measurements are kept in {args.store}; "
               "rerun the same command to resume", file=sys.stderr)

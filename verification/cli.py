@@ -254,6 +254,13 @@ def add_run_options(p: argparse.ArgumentParser, quiet_help: str = "no progress d
                    help=f"SQLite store (default: ${STORE_ENV} if set, else {DEFAULT_STORE})")
     p.add_argument("--json", metavar="PATH", type=output_path("--json"),
                    help="write the results as JSON (no file unless given)")
+    p.add_argument("--entries", metavar="LAW", default=None,
+                   help="law of the entries Z of A = D^-1 Z: gaussian-logits (default, softmax), "
+                        "lognormal, exponential or scipy:NAME(ARGS), e.g. scipy:gamma(2); selects "
+                        "(or requires) the single-layer claims that take one")
+    p.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
+                   help="run the tasks on a Dask cluster: a scheduler address "
+                        "(tcp://host:8786) or local:N for a LocalCluster of N workers")
     p.add_argument("--quiet", action="store_true", help=quiet_help)
 
 
@@ -380,14 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
                         "other prediction unchanged; repeatable")
     add_run_options(r)
-    r.add_argument("--entries", metavar="LAW", default=None,
-                   help="law of the entries Z of A = D^-1 Z: gaussian-logits (default, softmax), "
-                        "lognormal, exponential or scipy:NAME(ARGS), e.g. scipy:gamma(2); selects "
-                        "(or requires) the single-layer claims that take one")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
-    r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
-                   help="run the tasks on a Dask cluster: a scheduler address "
-                        "(tcp://host:8786) or local:N for a LocalCluster of N workers")
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)

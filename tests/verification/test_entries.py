@@ -212,3 +212,27 @@ def test_pareto_run_reports_the_dropped_statuses(tmp_path, capsys):
     assert doc["entries"]["fourth_moment_finite"] is False
     assert "markov.outliers: sqrtT_s2: entry law scipy:pareto(3.5) lacks a finite fourth moment" in printed
     assert code != 0  # never verified as a theorem
+
+
+@pytest.mark.parametrize("command", ["audit", "calibrate"])
+def test_audit_and_calibrate_take_entries_and_scheduler_and_refuse_bad_ones(command, tmp_path, capsys):
+    """The shared run options: a bad law, a claim that takes none, or a bad scheduler
+    address exit 2 before anything is sampled (no store is created)."""
+    store = tmp_path / "s.sqlite"
+    for args, words in ((["--entries", "nonsense"], "unknown entry law"),
+                        (["depth.stable_rank", "--entries", "exponential"], "take no entry law"),
+                        (["--scheduler", "bogus"], "parameter '--scheduler'")):
+        assert main([command, *args, "--store", str(store)]) == 2
+        assert words in capsys.readouterr().err
+    assert not store.exists()
+
+
+def test_audit_with_an_entry_law_judges_at_its_kappa(tmp_path, capsys):
+    """audit --entries exponential: the predictions at kappa = 1 (2 kappa = 2)."""
+    out = tmp_path / "a.json"
+    main(["audit", "markov.outliers", "--entries", "exponential", "--sizes", "64,91,128,181",
+          "--replicates", "4", "--workers", "1", "--quiet", "--store", str(tmp_path / "s.sqlite"),
+          "--json", str(out)])
+    doc = json.loads(out.read_text())
+    (claim,) = doc["claims"]
+    assert claim["parameters"]["s2"] == pytest.approx(math.log(2))
