@@ -237,14 +237,14 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     """
     from verification.cli import (EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED, _int_in, check_finite,
                                   check_overrides, check_sizes, parse_sizes)
-    from verification.registry import CLAIMS, get_claim
+    from verification.registry import default_claim_ids, get_claim
     from verification.runner import DEFAULT_SEED
     from verification.store import Store
     from verification.suite import RunOptions, results_json, verify as run_suite
     from verification.verdict import DEFAULT_LEVEL
     from theory.parameters import PARAMETERS, validate_parameters
 
-    ids = list(CLAIMS) if claims is None else [claims] if isinstance(claims, str) else list(claims)
+    ids = list(default_claim_ids()) if claims is None else [claims] if isinstance(claims, str) else list(claims)
     for c in ids:
         get_claim(c)
     if profile not in ("quick", "standard", "large"):

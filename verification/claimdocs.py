@@ -207,11 +207,21 @@ def claims_markdown(profile: str = "quick") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _experiment_line(claim: Claim) -> str:
+    from verification.registry import OPT_IN_PREFIXES
+
+    if claim.id.startswith(OPT_IN_PREFIXES):
+        # the same text with or without torch (without it the claim samples a stub)
+        return (f"- **experiment**: `{claim.id}` (opt-in: run only when named; needs the "
+                "`models` extra, `pip install gapverify[models]`)")
+    return f"- **experiment**: `{claim.experiment}`"
+
+
 def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     d = describe_claim(claim.id, profile if profile in claim.profiles else "quick")
     out = ["", f"### {claim.id}", "", f"{claim.title}", "",
            f"- **status**: {claim.status} (weakest of its predictions)",
-           f"- **experiment**: `{claim.experiment}`",
+           _experiment_line(claim),
            "- **references**: " + "; ".join(claim.references), "",
            "Statement (parameters symbolic unless a value is given):", ""]
     for p in d["predictions"]:

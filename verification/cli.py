@@ -315,10 +315,10 @@ def print_json(data) -> None:
 
 
 def _claims_arg(names: Sequence[str]) -> list[str]:
-    from verification.registry import CLAIMS, get_claim
+    from verification.registry import default_claim_ids, get_claim
 
-    if not names:
-        return list(CLAIMS)
+    if not names:  # the opt-in families (models.*, training.*) only when named
+        return list(default_claim_ids())
     for n in names:
         get_claim(n)
     return list(dict.fromkeys(names))
