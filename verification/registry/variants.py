@@ -140,12 +140,16 @@ def _elementwise_claim(name: str, title: str, how: str, rates: dict[str, tuple[f
                   zero_scale=(lambda p: math.sqrt(float(p["s2"]))) if pred == "outlier" else None)
             if rate is not None else
             # the spectral radius: as markov.outliers sqrtT_lambda2, a finite-size model with
-            # the rate estimated in [1/3, 1] (Ginibre: sqrt(log T / T) corrections)
-            Check(pred, pred, "limit", rate_range=(1 / 3, 1.0), rate_status=status,
+            # the rate estimated in [1/4, 1]: Ginibre's sqrt(log T / T) correction has a
+            # local exponent below 1/2 at these sizes, and [1/3, 1] missed the true radius
+            # from above in 1 of 20 quick calibration seeds each at sigmoid (s2 = 1,
+            # mu = 1.5: L in [0.15626, 0.1686] against 0.15541) and linear (s2 = 1, mu = 0)
+            Check(pred, pred, "limit", rate_range=(1 / 4, 1.0), rate_status=status,
                   rate_note=note.replace(": recorded only, the extrapolated limit cannot reject "
                                          "a limit 5% off (--perturb 0.05 and -0.05 both pass) "
                                          "at T <= 1024", "")
-                  + "; finite-size model x_T = L + c T^-r, r estimated in [1/3, 1]")
+                  + "; finite-size model x_T = L + c T^-r, r estimated in [1/4, 1] ([1/3, 1] "
+                    "missed the true radius from above in 2 of 60 quick calibration runs)")
             for pred, (rate, status, note) in rates.items()
         ),
         parameters=("s2", "mu"),
