@@ -574,11 +574,37 @@ def _cmd_run(args) -> int:
 
     for line in entry_law_lines(plan_run(opts)) if args.entries else ():
         print(line)
+    if "training.fix" in claims:
+        _print_training_seeds(store, opts)
     if args.json:
         write_json(args.json, payload)
     if any(r.verdict in ("fail", "flaky") for r in results):
         return EXIT_FAIL
     return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
+
+
+def _print_training_seeds(store, opts) -> None:
+    """The seeds table of ``training.fix`` (every seed: trained or not, steps, loss
+    ratios; standard against fix) from the stored measurements of this run; the loss
+    curves and the JSON: ``python -m reports.model_figures training``."""
+    from numerics.training import seeds_table
+    from verification.registry import get_claim
+    from verification.runner import SerialExecutor
+    from verification.suite import plan_run, sample
+
+    plan = plan_run(opts)
+    claim = get_claim("training.fix")
+    for values in plan.cases["training.fix"]:
+        data = sample(store, claim, values, plan.profiles["training.fix"], opts.seed,
+                      SerialExecutor())
+        for T, reps in sorted(data.items()):
+            for r, m in enumerate(reps):
+                if "unavailable" in m:
+                    return
+                print(f"\ntraining.fix, T = {T}, depth {int(values['depth'])}, replicate {r}:")
+                print(seeds_table(m))
+    print("loss curves and the seeds as JSON: python -m reports.model_figures training "
+          f"--store {store.path} --seed {opts.seed}")
 
 
 class LineProgress:

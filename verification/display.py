@@ -1,6 +1,8 @@
 """Human-readable output: a progress display on long sweeps and the verdict table (rich)."""
 from __future__ import annotations
 
+import math
+
 import sys
 from contextlib import nullcontext
 from typing import Mapping, Sequence
@@ -99,6 +101,8 @@ def _measured_text(c) -> str:
         return f"{last.error:.2e} (residual)"
     if c.kind == "distance":
         return f"D={last.error:.4f}±{last.error_se:.4f}"
+    if last.n < 2 or not math.isfinite(last.se):  # one replicate: no standard error
+        return f"{last.mean:.5g} (n={last.n})"
     return f"{last.mean:.5g}±{last.se:.2g}"
 
 
