@@ -8,7 +8,8 @@ Picked up by :func:`verification.cli._load_extensions` through :func:`register` 
   run when ``--from`` is not given, and in any case the source of the stored spectra the
   figures plot.
 
-Exit codes: 0 written (and compiled, where pdflatex exists), 1 pdflatex failed (the tail
+Exit codes: 0 written (and compiled where LaTeX is usable; otherwise the ``.tex`` only,
+and a line says why there is no PDF), 1 pdflatex failed on a usable installation (the tail
 of its log is printed), 2 bad input (a missing or unreadable results file or store).
 """
 from __future__ import annotations
@@ -46,6 +47,9 @@ def register(subparsers) -> None:
     _source_arguments(r)
     r.add_argument("--out", metavar="DIR", default=DEFAULT_REPORT_OUT,
                    help=f"output folder (default {DEFAULT_REPORT_OUT})")
+    r.add_argument("--appendix", action="store_true",
+                   help="add the per-size convergence table of every claim as an appendix "
+                        "(long; the tables are written to OUT/tables either way)")
 
 
 def _load(args):
@@ -76,12 +80,12 @@ def _cmd_tables(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from reports.document import CompileError, ENGINE, compile_pdf, write_report
+    from reports.document import CompileError, compile_pdf, latex_status, write_report
 
     run, store = _load(args)
     if run is None:
         return EXIT_USAGE
-    files = write_report(run, args.out, store)
+    files = write_report(run, args.out, store, appendix=args.appendix)
     print(f"tables ({len(files.tables)}):")
     for p in files.tables:
         print(f"  {p}")
@@ -91,15 +95,16 @@ def _cmd_report(args) -> int:
     for s in files.skipped:
         print(f"  left out: {s}")
     print(f"LaTeX document: {files.tex}")
+    status = latex_status()
     try:
-        pdf = compile_pdf(files.tex)
+        pdf = compile_pdf(files.tex, status=status)
     except CompileError as exc:
         print(f"gapverify: error: {exc}; end of the log:", file=sys.stderr)
         print(exc.log_tail, file=sys.stderr)
         return EXIT_FAIL
     if pdf is None:
-        print(f"no LaTeX engine ({ENGINE}) on the PATH: wrote {files.tex} only; compile it "
-              f"with '{ENGINE} report.tex' (twice) in {files.out_dir}")
+        print(f"no PDF: {status.reason}; wrote {files.tex} only; compile it with "
+              f"'pdflatex report.tex' (twice) in {files.out_dir} where LaTeX is complete")
     else:
         print(f"PDF report: {pdf}")
     return EXIT_OK
