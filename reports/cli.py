@@ -107,6 +107,14 @@ def _cmd_report(args) -> int:
               f"'pdflatex report.tex' (twice) in {files.out_dir} where LaTeX is complete")
     else:
         print(f"PDF report: {pdf}")
+        from reports.document import box_warnings
+
+        log = pdf.with_suffix(".log")
+        boxes = box_warnings(log.read_text(errors="replace")) if log.is_file() else []
+        if boxes:
+            worst = max((b.points or 0.0 for b in boxes), default=0.0)
+            print(f"  {len(boxes)} over- or underfull box warnings in {log} (widest "
+                  f"{worst:.1f} pt too wide)")
     return EXIT_OK
 
 

@@ -16,6 +16,7 @@ still written and the caller says why there is no PDF.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -29,7 +30,8 @@ from reports.render import render
 from reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 
 __all__ = ["ReportFiles", "write_report", "compile_pdf", "CompileError", "ENGINE",
-           "LATEX_RUNS", "REQUIRED_PACKAGES", "LatexStatus", "latex_status"]
+           "LATEX_RUNS", "REQUIRED_PACKAGES", "LatexStatus", "latex_status", "BoxWarning",
+           "box_warnings", "missing_packages"]
 
 #: Every package the report loads (the tables need :data:`reports.latex.PACKAGES`).
 REQUIRED_PACKAGES = ("geometry", "graphicx") + PACKAGES
@@ -129,6 +131,30 @@ def latex_status(engine: str | None = None) -> LatexStatus:
                            f"{ENGINE} is installed but lacks {names} (Debian: texlive-latex-extra "
                            f"and texlive-science hold them)")
     return LatexStatus(True, exe)
+
+
+_BOX = re.compile(r"^(Overfull|Underfull) \\([hv])box \((?:([\d.]+)pt too (?:wide|high)|badness (\d+))\)"
+                  r"(.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class BoxWarning:
+    """One over- or underfull box of a pdflatex log: ``kind`` ``Overfull`` or
+    ``Underfull``, ``box`` ``h`` or ``v``, ``points`` (how much too wide or high, for an
+    overfull box) or ``badness`` (an underfull one), and where."""
+
+    kind: str
+    box: str
+    points: float | None
+    badness: int | None
+    where: str
+
+
+def box_warnings(log: str) -> list[BoxWarning]:
+    """Every ``Overfull``/``Underfull`` box warning of a pdflatex log."""
+    return [BoxWarning(m.group(1), m.group(2), float(m.group(3)) if m.group(3) else None,
+                       int(m.group(4)) if m.group(4) else None, m.group(5).strip())
+            for m in _BOX.finditer(log)]
 
 
 def _width(fig) -> TeX:
