@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from reports.figures import draw_all, save
-from reports.latex import PACKAGES, TeX, escape, significant
+from reports.latex import PACKAGES, TeX, escape, prose, significant
 from reports.render import render
 from reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 
@@ -211,7 +211,7 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
         checks=TeX("tables/" + Path(CHECKS_NAME).stem),
         notes=TeX("tables/" + Path(NOTES_NAME).stem),
         appendix=appendix,
-        rules=run.get("rules", []),
+        rules=[prose(r) for r in run.get("rules", [])],
         figures=figs,
         skipped=files.skipped,
         tables=[TeX("tables/" + p.stem) for p in files.tables

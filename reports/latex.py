@@ -397,7 +397,8 @@ def _ascii_math(src: str, script: bool = False) -> str:
         else:
             out.append(ch)
             i += 1
-    return re.sub(r" {2,}", " ", "".join(out))
+    text = re.sub(r"([A-Za-z])_\{hat\}", r"\\hat{\1}", "".join(out))  # L_hat -> \hat{L}
+    return re.sub(r" {2,}", " ", text)
 
 
 def _split_token(token: str) -> tuple[str, str, str]:
@@ -481,7 +482,10 @@ def _merged_tokens(text: str) -> list[tuple[str, str]]:
             joined = "".join(t + (s if k < j else "") for k, (t, s) in enumerate(tokens[i:j + 1], i))
             close = _group(joined, 0) if joined.startswith("(") else -1
             powered = close > 0 and joined[close:close + 1] in ("^", "_")
-            if depth == 0 and j > i and (opens or powered) and not re.search(r"[;:]", joined[:-1]):
+            prose_words = [w for w in _WORD.findall(joined) if len(w) > 3 and w not in _GREEK
+                           and w not in _MATH_WORDS]
+            if (depth == 0 and j > i and (opens or powered) and not prose_words
+                    and not re.search(r"[;:]", joined[:-1])):
                 out.append((joined, tokens[j][1]))
                 i = j + 1
                 continue

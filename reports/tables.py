@@ -147,7 +147,8 @@ def _heading(claim_id: str, check: Mapping[str, Any]) -> list[TeX]:
     second = escape(_KIND_TEXT.get(kind, kind))
     if case:  # the case on the second line: a label with its case is too long for one
         keys = [kv.split("=")[0].strip() for kv in case.split(",")]
-        shown = _case_text(_case_math(check, keys)) if check.get("case") else escape(case)
+        shown = _case_text(_case_math(check, keys)) if check.get("case") else ""
+        shown = shown or escape(case)
         second = TeX("case " + shown + "; " + second)
     if kind == "distance" and _finite(check.get("predicted")):
         second += TeX(r" (scale \num{" + significant(check["predicted"], 6) + "})")
@@ -258,6 +259,18 @@ def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
     return TeX(", ".join(parts) if parts else "none")
 
 
+def _label_tex(check: Mapping[str, Any]) -> TeX:
+    # "sr_X @ s2=0.5, depth=1" -> bold check name, then its case as math
+    base, case = split_case(str(check["label"]))
+    text = r"\textbf{" + escape(base) + "}"
+    if case:
+        keys = [kv.split("=")[0].strip() for kv in case.split(",")]
+        shown = _case_text(_case_math(check, keys)) if check.get("case") else ""
+        shown = shown or escape(case)
+        text += ", case " + shown
+    return TeX(text)
+
+
 def _check_notes(claim: Mapping[str, Any]) -> list[TeX]:
     # why each rate, once per check of the registry and labelled with the check alone (the
     # note is the registry's, the same for every case), then the verifier's reason for
@@ -274,7 +287,7 @@ def _check_notes(claim: Mapping[str, Any]) -> list[TeX]:
     for check in claim["checks"]:
         if check["verdict"] != "pass" or check["kind"] in ("exact", "matching"):
             reason, _, command = str(check.get("reason", "")).partition("; reproduce: ")
-            text = (r"\textbf{" + escape(check["label"]) + "} ("
+            text = (_label_tex(check) + " ("
                     + escape(verdict_word(str(check["verdict"]), str(check.get("status", ""))))
                     + "): " + prose(reason))
             if command:  # the one line that reproduces a failure, in typewriter type
