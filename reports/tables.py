@@ -661,16 +661,36 @@ def _capped(text: str, value: float) -> tuple[str, bool]:
 #: Widths of the two text columns of the per-check table (the rest take their natural
 #: width): long quantities and cases wrap inside them.
 QUANTITY_WIDTH = "3.6cm"
-CASE_WIDTH = "2.3cm"
+CASE_WIDTH = "2.6cm"
 
 #: Lines (of rows and claim headings) of one float of the per-check table.
-CHECK_ROWS = 28
+CHECK_ROWS = 40
+
+
+def _glyphs(tex: str) -> int:
+    # visible characters of a cell, about: a macro is one glyph, braces and scripts none
+    tex = re.sub(r"\\(allowbreak|textstyle|displaystyle|left|right|raggedright)\b|\\,", "", str(tex))
+    tex = re.sub(r"\\tnote\{[^}]*\}", "", tex)
+    tex = re.sub(r"\\([A-Za-z]+|.)\s*", "x", tex)
+    return len(re.sub(r"[{}$^_\s]", "", tex))
 
 
 def _row_lines(row: Mapping[str, TeX]) -> int:
-    # printed lines of a row: a long quantity or a case of three parameters wraps
-    plain = lambda t: len(re.sub(r"\\[A-Za-z]+|[{}$^_]", "", str(t)))
-    return max(1, -(-plain(row["quantity"]) // 17), -(-plain(row["case"]) // 17))
+    """Printed lines of a row of the per-check table: its quantity wraps at about
+    :data:`_QUANTITY_GLYPHS` glyphs a line, its case between parameters at about
+    :data:`_CASE_GLYPHS`."""
+    quantity = -(-_glyphs(row["quantity"]) // _QUANTITY_GLYPHS)
+    lines, used = 1, 0
+    for piece in str(row["case"]).split(", "):
+        n = _glyphs(piece) + 1
+        if used and used + n > _CASE_GLYPHS:
+            lines, used = lines + 1, 0
+        used += n
+    return max(1, quantity, lines)
+
+
+_QUANTITY_GLYPHS = 18
+_CASE_GLYPHS = 15
 
 
 def checks_table(run: Mapping[str, Any]) -> str:
