@@ -15,6 +15,13 @@ Two rules make a table trustworthy and reproducible:
   Interval ends and the predicted value are rounded to the same place as the measurement
   they are compared with (:func:`rounded_like`). Numbers without an error (round-off
   residuals, predictions of exact checks) get :func:`significant` digits.
+* **Math as math.** The registry's notes are plain text with ASCII math (``T^2``,
+  ``||A||_F^2``, ``sd ~ 1/T``, ``kappa``); :func:`prose` typesets that math in ``$...$`` and
+  escapes the rest, so no note prints ``T{\textasciicircum}2``. Titles and quantities are
+  LaTeX already and are kept (:func:`math_or_text`).
+* **siunitx columns.** :func:`s_number` writes a cell of an ``S`` column (the error in
+  parentheses, no decimal point in it) and :func:`table_format` the column's
+  ``table-format``; the tables set ``group-digits=false``.
 
 References
 ----------
@@ -49,6 +56,9 @@ __all__ = [
     "rate_fraction",
     "PACKAGES",
     "PACKAGES_COMMENT",
+    "prose",
+    "s_number",
+    "table_format",
 ]
 
 #: Significant digits kept in a standard error (JCGM 100 7.2.6: "at most two").

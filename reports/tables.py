@@ -1,15 +1,24 @@
-r"""LaTeX tables of a judged run: one convergence table per claim and a summary table.
+r"""LaTeX tables of a judged run: a per-claim summary, a per-check table, the notes on the
+checks and one per-size convergence table per claim.
 
-Read from the run's results (:mod:`reports.results`), never from new samples. For each
-check of a claim the convergence table lists, per size :math:`T`, the measured mean with
-its standard error (concise form ``0.0490(12)``), the interval
-:math:`\bar x_T \pm q\,\mathrm{se}` the verdict used, the predicted limit and the mean
-absolute error; under the sizes, the fitted exponent :math:`\hat\beta` of the error with
-its interval, the extrapolated limit and the verdict. The root seed, replicate count,
-code version and parameters are in the table notes (threeparttable). The summary lists
-every claim with the status recorded in the run and the verdict word of
-:func:`reports.results.verdict_word`.
+Read from the run's results (:mod:`reports.results`), never from new samples.
 
+* :func:`summary_table`: one row per claim (status, largest size, predictions verified
+  with power, worst power, verdict), ``\scriptsize`` and narrow enough for
+  ``\columnwidth`` of a two-column paper;
+* :func:`checks_table`: the main table, one row per check and parameter case (the mean at
+  the largest size with its standard error, the prediction, the fitted rate, the power,
+  the verdict) in siunitx ``S`` columns (``table-format`` from the cells,
+  ``group-digits=false``), as ``table*`` floats of at most :data:`CHECK_ROWS` lines;
+* :func:`check_notes`: the registry's rate notes (once per check) and the verifier's
+  reasons, their ASCII math typeset as math (:func:`reports.latex.prose`);
+* :func:`claim_table`: per size :math:`T`, the measured mean with its standard error
+  (concise form ``0.0490(12)``), the interval :math:`\bar x_T \pm q\,\mathrm{se}` the
+  verdict used, the predicted limit and the mean absolute error; under the sizes, the
+  fitted exponent :math:`\hat\beta`, the extrapolated limit and the verdict (the report's
+  appendix, ``report --appendix``).
+
+Every caption stands alone: what is measured, the profile, the root seed and the level.
 Output is deterministic: claims in the run's order, checks in the claim's order, numbers
 from :mod:`reports.latex` (precision from the error, no fixed format), no timestamps and
 no input paths. Every file opens with :data:`reports.latex.PACKAGES_COMMENT` and uses
