@@ -426,6 +426,31 @@ def _font_size(groups: Sequence[dict]) -> TeX:
     return TeX(r"\footnotesize" if sum(width.values()) > 78 else r"\small")
 
 
+#: Columns of the per-size table that are siunitx S columns.
+_S_KEYS = ("T", "measured", "predicted", "error")
+
+
+def _s_cell(cell: str) -> TeX:
+    # a cell of an S column: "\num{0.0490(12)}" -> "0.0490(12)" (an error with a decimal
+    # point, "123.4(5.6)", -> "123.4(56)"); text (a dash, $T\to\infty$) is braced, so
+    # siunitx sets it as it is
+    cell = str(cell)
+    m = re.fullmatch(r"\\num\{([^{}]*)\}", cell)
+    if m:
+        n = re.fullmatch(r"(.*)\(([\d.]+)\)(.*)", m.group(1))
+        if n and "." in n.group(2):
+            return TeX(n.group(1) + "(" + n.group(2).replace(".", "").lstrip("0") + ")" + n.group(3))
+        return TeX(m.group(1))
+    if re.fullmatch(r"\d+", cell):
+        return TeX(cell)
+    return TeX("{" + cell + "}") if cell else TeX("")
+
+
+def _formats(groups: Sequence[dict]) -> dict[str, TeX]:
+    return {k: TeX("S[table-format=" + table_format(
+        [row[k] for check in groups for row in check["rows"]]) + "]") for k in _S_KEYS}
+
+
 def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | None = None) -> str:
     """The convergence table (LaTeX source) of one claim of ``run``.
 
@@ -438,9 +463,12 @@ def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | No
     groups = _split(checks, min(MAX_ROWS, MAX_LINES - general_lines))
     label = "tab:gapverify:" + (Path(name).stem if name else "claim-" + _slug(str(claim["claim"])))
     general = _claim_notes(run, claim, q)
+    for g in groups:
+        for check in g:
+            check["rows"] = [{**row, **{k: _s_cell(row[k]) for k in _S_KEYS}} for row in check["rows"]]
     parts = [{"caption": _caption(run, claim, i + 1, len(groups)),
               "label": TeX(label + (f":{i + 1}" if i else "")), "checks": g,
-              "size": _font_size(g),
+              "size": _font_size(g), "formats": _formats(g),
               "notes": general + [{"mark": "", "text": t} for t in
                                   _check_notes({"checks": [c["source"] for c in g]})]}
              for i, g in enumerate(groups)]
