@@ -701,7 +701,7 @@ QUANTITY_WIDTH = "3.6cm"
 CASE_WIDTH = "2.6cm"
 
 #: Lines (of rows and claim headings) of one float of the per-check table.
-CHECK_ROWS = 40
+CHECK_ROWS = 36
 
 
 def _glyphs(tex: str) -> int:

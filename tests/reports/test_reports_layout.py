@@ -312,3 +312,44 @@ def test_report_has_no_box_wider_than_5pt(tiny, tmp_path, capsys, appendix):
 def test_probe_finds_a_missing_package_without_kpsewhich():
     missing = document._probe_missing(LATEX.engine, ("booktabs", "gapverify-no-such-package"))
     assert missing == ["gapverify-no-such-package"]
+
+
+def _every_check_run(tiny_run: dict) -> dict:
+    """Every check of the registry in three parameter cases of four parameters each (about
+    the standard profile's row count and its widest cells), shaped as a judged run."""
+    template = tiny_run["claims"][0]
+    check_template = next(c for c in template["checks"] if c.get("rows"))
+    claims = []
+    for cid, reg in CLAIMS.items():
+        claim = copy.deepcopy(template)
+        cases = [{"depth": d, "gamma": g, "s2": s2, "sigma_V": v}
+                 for d, g, s2, v in ((1, 0.5, 0.25, 1.5), (2, 1.0, 0.5, 0.7), (3, 0.5, 0.35, 1.0))]
+        checks = []
+        for case in cases:
+            for reg_check in reg.checks:
+                check = copy.deepcopy(check_template)
+                check.update(label=f"{reg_check.label} @ s2={case['s2']}, gamma={case['gamma']}, "
+                                   f"sigma_V={case['sigma_V']}, depth={case['depth']}",
+                             case=case, verdict="pass", status="derived")
+                checks.append(check)
+        claim.update(claim=cid, status=reg.status, checks=checks, cases=cases)
+        claims.append(claim)
+    return {**tiny_run, "profile": "standard", "claims": claims}
+
+
+@pytest.mark.latex
+@needs_latex
+def test_checks_table_fits_the_pages_of_a_two_column_paper(tiny, tmp_path):
+    """The per-check table of a standard-sized run, as table* floats in a two-column
+    article (a shorter page than the report's): no box over 5 pt, no float too large."""
+    run = _every_check_run(tiny[2])
+    assert sum(len(c["checks"]) for c in run["claims"]) > 150
+    (tmp_path / "checks.tex").write_text(checks_table(run))
+    (tmp_path / "probe.tex").write_text(
+        "\\documentclass[twocolumn]{article}\n\\usepackage{" + ",".join(PACKAGES) + "}\n"
+        "\\begin{document}\n\\input{checks}\n\\end{document}\n")
+    log = _compile(tmp_path, "probe.tex")
+    boxes = [b for b in document.box_warnings(log)
+             if b.kind == "Underfull" or (b.points or 0) > BOX_TOLERANCE_PT]
+    assert not boxes, boxes
+    assert "Float too large" not in log
