@@ -6,7 +6,9 @@ against any statement (``--perturb``, the power audit) without resampling. Array
 spectra for the law claims; scalars are the statistics named in the claim registry.
 
 Parameters (``params``): ``s2``, ``mu`` (logit variance and mean), ``gamma`` (``T/d``),
-``sigma_V`` (value weight standard deviation).
+``sigma_V`` (value weight standard deviation), and for the single-layer Markov experiments
+``entries``, the ``--entries`` law of ``Z`` (:func:`numerics.samplers.entry_law`; absent:
+softmax at ``(mu, s2)``, sampled exactly as before).
 """
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from numerics.samplers import LogNormalEntries, gaussian_matrix, isometric_input, remove_outlier
+from numerics.samplers import (
+    LogNormalEntries, entry_law, gaussian_matrix, isometric_input, remove_outlier,
+)
 from numerics.statistics import (
     eigenvalues,
     frobenius_sq,
@@ -32,8 +36,13 @@ Measurement = dict[str, "float | np.ndarray"]
 Experiment = Callable[[np.random.Generator, int, Mapping[str, float]], Measurement]
 
 
+def _law(p: Mapping[str, object]):
+    # the case's entry law: softmax at (mu, s2) unless params name another (--entries)
+    return entry_law(p.get("entries"), p["mu"], p["s2"])  # type: ignore[arg-type]
+
+
 def _attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> np.ndarray:
-    return LogNormalEntries(mu=p["mu"], s2=p["s2"]).markov(rng, T)
+    return _law(p).markov(rng, T)
 
 
 def width_of(T: int, gamma: float) -> int:
@@ -42,11 +51,10 @@ def width_of(T: int, gamma: float) -> int:
 
 
 def softmax_kappa(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
-    r"""Coefficient of variation of the ``T^2`` entries :math:`Z = e^M`, and
-    :math:`\|A^\perp\|_F^2` (:math:`\to \kappa^2`). ``O(T^2)``."""
-    law = LogNormalEntries(mu=p["mu"], s2=p["s2"])
-    M = law.logits(rng, (T, T))
-    Z = np.exp(M)
+    r"""Coefficient of variation of the ``T^2`` entries :math:`Z = e^M` (or of the
+    ``entries`` law), and :math:`\|A^\perp\|_F^2` (:math:`\to \kappa^2`). ``O(T^2)``."""
+    law = _law(p)
+    Z = np.exp(law.logits(rng, (T, T))) if isinstance(law, LogNormalEntries) else law.sample(rng, (T, T))
     # kappa_hat = sd(Z) / mean(Z) over all T^2 entries
     kappa_hat = float(Z.std(ddof=1) / Z.mean())
     A = Z / Z.sum(axis=1, keepdims=True)
@@ -261,3 +269,12 @@ EXPERIMENTS.update({
 
 from numerics import causal as _c, heavy_tail as _h, variants as _v  # noqa: E402  (new families)
 EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})
+
+# --- real transformers and trainability (optional: torch, transformers) -------------------
+# numerics.hf_models and numerics.training import torch only inside their functions: the
+# registry (and this module) never import it. Where torch is missing the claims sample
+# "models.unavailable" instead (verification.registry.models).
+from numerics import hf_models as _hf, training as _tr  # noqa: E402
+EXPERIMENTS.update({f"models.{name}": _hf.model_experiment(name) for name in _hf.MODEL_NAMES})
+EXPERIMENTS.update({"training.fix": _tr.training_experiment,
+                    "models.unavailable": _hf.unavailable_experiment})

@@ -37,6 +37,7 @@ __all__ = [
     "LogNormalEntries",
     "ExponentialEntries",
     "ScipyEntries",
+    "entry_law",
     "softmax_rows",
     "markov_matrix",
     "softmax_markov_matrix",
@@ -166,6 +167,25 @@ class ScipyEntries(EntryLaw):
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         return np.asarray(self.dist.rvs(size=shape, random_state=rng), dtype=float)
+
+
+def entry_law(spec: str | None = None, mu: float = -math.log(2.0) / 2,
+              s2: float = math.log(2.0)) -> EntryLaw:
+    """The sampler of an ``--entries`` law (:mod:`theory.entry_laws` syntax):
+    ``gaussian-logits``/``lognormal`` (``None``, the default) -> :class:`LogNormalEntries`
+    at ``(mu, s2)`` (``gaussian-logits(S2)`` fixes ``s2``), ``exponential`` ->
+    :class:`ExponentialEntries`, ``scipy:NAME(ARGS)`` -> :class:`ScipyEntries`. Only the
+    syntax and the scipy parameters are checked here (no moments computed): cheap enough
+    for every task."""
+    from theory.entry_laws import parse_syntax, scipy_frozen
+
+    family, name, args, kwargs = parse_syntax(spec or "gaussian-logits")
+    if family == "gaussian-logits":
+        return LogNormalEntries(mu=mu, s2=args[0] if args else s2)
+    if family == "exponential":
+        return ExponentialEntries()
+    # a frozen law of its own (not the cached one): threads of one process never share it
+    return ScipyEntries(scipy_frozen.__wrapped__(name, args, kwargs))
 
 
 def softmax_rows(M: np.ndarray) -> np.ndarray:

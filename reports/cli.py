@@ -4,9 +4,16 @@ Picked up by :func:`verification.cli._load_extensions` through :func:`register` 
 :data:`COMMANDS`. Both read a judged run, never sample:
 
 * ``--from RESULTS.json``: the results file written by ``gapverify run --json``;
-* ``--store PATH``: the SQLite store (default ``reports/gapverify.sqlite``); its last
-  run when ``--from`` is not given, and in any case the source of the stored spectra the
-  figures plot.
+* ``--store PATH``: the SQLite store (default ``$GAPVERIFY_STORE``, else
+  ``reports/gapverify.sqlite``); its last run when ``--from`` is not given (or run
+  ``--run ID``, see ``gapverify runs``), and in any case the source of the stored spectra
+  the figures plot.
+
+Outputs of one run never mix with another's: ``--run ID`` writes into ``OUT/run-ID/``,
+with ``SOURCE.json`` saying which run they are (store, id, command, seed, profile,
+provenance); without ``--run`` the outputs of the last run (or of ``--from``) go to
+``OUT`` itself, as before, and files there that this command did not rewrite (left by
+another run) are named in a warning on stderr.
 
 Exit codes: 0 written (and compiled where LaTeX is usable; otherwise the ``.tex`` only,
 and a line says why there is no PDF), 1 pdflatex failed on a usable installation (the tail
@@ -18,7 +25,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from verification.cli import DEFAULT_STORE, EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from verification.cli import DEFAULT_STORE, EXIT_FAIL, EXIT_OK, EXIT_USAGE, STORE_ENV, \
+    _int_in, default_store
 
 __all__ = ["register", "COMMANDS", "DEFAULT_TABLES_OUT", "DEFAULT_REPORT_OUT"]
 
@@ -28,11 +36,16 @@ DEFAULT_REPORT_OUT = "reports/out"
 
 def _source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="PATH", default=None,
-                        help=f"result store: its last run, unless --from is given, and the "
-                             f"stored spectra for figures (default {DEFAULT_STORE})")
+                        help=f"result store: its last run, unless --from or --run is given, "
+                             f"and the stored spectra for figures (default: ${STORE_ENV} if "
+                             f"set, else {DEFAULT_STORE})")
     parser.add_argument("--from", dest="results", metavar="RESULTS.json", default=None,
                         help="results file of 'gapverify run --json' (instead of the store's "
                              "last run)")
+    parser.add_argument("--run", dest="run_id", metavar="ID", type=_int_in("--run", 1, 2**63 - 1),
+                        default=None,
+                        help="the store's run ID ('gapverify runs' lists them); outputs go "
+                             "to OUT/run-ID/ (default: the last run, outputs in OUT)")
 
 
 def register(subparsers) -> None:
@@ -56,14 +69,60 @@ def _load(args):
     # (run, store for measurements) or an exit code after printing the error
     from reports.results import ResultsError, load_run
 
-    store = args.store if args.store is not None else DEFAULT_STORE
+    store = args.store if args.store is not None else default_store()
+    if args.run_id is not None and args.results is not None:
+        print("gapverify: error: give --from RESULTS.json or --run ID, not both", file=sys.stderr)
+        return None, None
     try:
-        run = load_run(store=store, results=args.results)
+        run = load_run(store=store, results=args.results, run_id=args.run_id)
     except ResultsError as exc:
         print(f"gapverify: error: {exc}", file=sys.stderr)
         return None, None
+    if args.run_id is not None:
+        args.out = str(Path(args.out) / f"run-{args.run_id}")
     measurements = store if Path(store).is_file() else None
+    if args.run_id is not None:
+        _write_source(args, run, store)
     return run, measurements
+
+
+def _write_source(args, run, store) -> None:
+    """``OUT/SOURCE.json``: which run the outputs in ``OUT`` come from."""
+    import json
+
+    source = {"from": str(args.results) if args.results else str(store),
+              "run_id": args.run_id,
+              "command": run.get("command"), "root_seed": run.get("root_seed"),
+              "profile": run.get("profile"), "code_version": run.get("code_version"),
+              "provenance": run.get("provenance"),
+              "claims": [c.get("claim") for c in run.get("claims", [])]}
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "SOURCE.json").write_text(json.dumps(source, indent=2, sort_keys=True))
+    except OSError as exc:
+        from verification.cli import UsageError
+
+        raise UsageError(f"parameter '--out': cannot write to {args.out!r}: {exc.strerror or exc}") from None
+
+
+def _snapshot(*folders: str | Path) -> dict[Path, int]:
+    """The table and figure files (``.tex``, ``.pdf``, ``.png``) directly in ``folders``
+    and their modification times (ns), to find what a command leaves unwritten."""
+    out = {}
+    for folder in map(Path, folders):
+        if folder.is_dir():
+            out.update({p: p.stat().st_mtime_ns for p in folder.iterdir()
+                        if p.is_file() and p.suffix in (".tex", ".pdf", ".png")})
+    return out
+
+
+def _warn_leftovers(out: str, before: dict[Path, int]) -> None:
+    """Name the files in ``out`` this command did not rewrite: outputs of another run."""
+    left = sorted(str(p) for p, t in before.items() if p.exists() and p.stat().st_mtime_ns == t)
+    if left:
+        print(f"gapverify: warning: {out} also holds {len(left)} file(s) of an earlier run that "
+              f"this run did not write: {', '.join(left[:5])}{' ...' if len(left) > 5 else ''}; "
+              "use --run ID for a folder per run, or an empty --out", file=sys.stderr)
 
 
 def _cmd_tables(args) -> int:
@@ -72,7 +131,9 @@ def _cmd_tables(args) -> int:
     run, _ = _load(args)
     if run is None:
         return EXIT_USAGE
+    before = _snapshot(args.out)
     paths = write_tables(run, args.out)
+    _warn_leftovers(args.out, before)
     print(f"tables ({len(paths)}) in {Path(args.out)}:")
     for p in paths:
         print(f"  {p}")
@@ -85,7 +146,9 @@ def _cmd_report(args) -> int:
     run, store = _load(args)
     if run is None:
         return EXIT_USAGE
+    before = _snapshot(Path(args.out) / "tables", Path(args.out) / "figures")
     files = write_report(run, args.out, store, appendix=args.appendix)
+    _warn_leftovers(args.out, before)
     print(f"tables ({len(files.tables)}):")
     for p in files.tables:
         print(f"  {p}")

@@ -160,6 +160,52 @@ _SUBSTITUTE = {"mathbb": r"\mathrm", "mathbbm": r"\mathrm", "bm": r"\mathbf", "b
 _SUBSTITUTES = re.compile(r"\\(" + "|".join(_SUBSTITUTE) + r")\s*\{")
 
 
+def _brace_end(src: str, i: int) -> int:
+    # index past the group opening at src[i] ("{"), or len(src) when unbalanced
+    depth = 0
+    for j in range(i, len(src)):
+        if src[j] == "\\":
+            continue
+        depth += {"{": 1, "}": -1}.get(src[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(src)
+
+
+def single_scripts(src: str) -> str:
+    r"""``src`` (math) with a second subscript or superscript of one nucleus given an empty
+    nucleus of its own: ``\|A\|_F^2_{\mathrm{tok}}`` (TeX: "Double subscript", the registry
+    writes a few) -> ``\|A\|_F^2{}_{\mathrm{tok}}``, which compiles."""
+    out, has, i = [], set(), 0
+    while i < len(src):
+        ch = src[i]
+        if ch in "^_":
+            if ch in has:
+                out.append("{}")
+                has = set()
+            has.add(ch)
+            out.append(ch)
+            i += 1
+            if i < len(src) and src[i] == "{":
+                j = _brace_end(src, i)
+            elif i < len(src) and src[i] == "\\":
+                j = i + len(re.match(r"\\(?:[A-Za-z]+|.)", src[i:]).group(0))
+            else:
+                j = min(i + 1, len(src))
+            out.append(src[i:j])
+            i = j
+            continue
+        if ch == "\\":
+            tok = re.match(r"\\(?:[A-Za-z]+|.)?", src[i:]).group(0)
+        else:
+            tok = ch
+        if not tok.isspace():
+            has = set()
+        out.append(tok)
+        i += len(tok)
+    return "".join(out)
+
+
 def math_or_text(src: str, math: bool = False) -> TeX:
     r"""LaTeX from the claim registry (a title, or with ``math=True`` a quantity), kept as
     LaTeX when it is safe to compile with the table's packages, else turned to plain text.
@@ -170,7 +216,9 @@ def math_or_text(src: str, math: bool = False) -> TeX:
     """
     src = _SUBSTITUTES.sub(lambda m: _SUBSTITUTE[m.group(1)] + "{", str(src))
     if _balanced(src) and set(_MACRO.findall(src)) <= _ALLOWED_MACROS:
-        return TeX(f"${src}$" if math else src)
+        if math:
+            return TeX(f"${single_scripts(src)}$")
+        return TeX(re.sub(r"(?<!\\)\$([^$]*)\$", lambda m: "$" + single_scripts(m.group(1)) + "$", src))
     text = LatexNodes2Text().latex_to_text(f"${src}$" if math else src)
     return escape(text)
 

@@ -7,8 +7,9 @@ reads it from a results JSON file or from a store, fetches a claim's stored meas
 turns a verdict and a status into the words a report prints.
 
 The words carry the status: a claim whose weakest prediction is a conjecture passes as
-"supported (conjecture)", never as "verified" (THEORY.md: "A verifier that reports a
-`conjecture` as a `theorem` is wrong even when the numbers pass").
+"supported (conjecture)", never as "verified" (``docs/claims.md``: only theorems and
+derived predictions read *verified*; a verifier that reports a conjecture as a theorem is
+wrong even when the numbers pass).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any, Iterable, Mapping
 __all__ = [
     "ResultsError",
     "load_run",
+    "load_run_data",
     "load_measurements",
     "experiment_of",
     "verdict_word",
@@ -66,8 +68,16 @@ def verdict_word(verdict: str, status: str) -> str:
 
 
 def _check_run(run: object, where: str) -> Run:
+    """``run`` checked, with each claim's and check's ``verdict`` the machine outcome
+    (``pass``, ``fail``, ...): results of schema 2 write the table's word as ``verdict``
+    and the outcome as ``outcome`` (:mod:`verification.output`); older ones wrote the
+    outcome as ``verdict``. Both read the same."""
     if not isinstance(run, dict) or not isinstance(run.get("claims"), list):
         raise ResultsError(f"{where} is not a gapverify results file (no 'claims' list)")
+    from verification.output import normalise_claim
+
+    run = dict(run)
+    run["claims"] = [normalise_claim(c) if isinstance(c, dict) else c for c in run["claims"]]
     for i, claim in enumerate(run["claims"]):
         missing = [k for k in ("claim", "status", "verdict", "checks") if k not in claim]
         if missing:
@@ -75,9 +85,16 @@ def _check_run(run: object, where: str) -> Run:
     return run
 
 
-def load_run(store: str | Path | None = None, results: str | Path | None = None) -> Run:
-    """The run to report: the results JSON ``results`` if given, else the last run recorded
-    in the SQLite store ``store``.
+def load_run_data(run: object, where: str = "the run") -> Run:
+    """A run's plain data (a results file's JSON, or a stored run) checked and normalised
+    for readers: each ``verdict`` is the machine outcome, whatever the schema."""
+    return _check_run(run, where)
+
+
+def load_run(store: str | Path | None = None, results: str | Path | None = None,
+             run_id: int | None = None) -> Run:
+    """The run to report: the results JSON ``results`` if given, else run ``run_id`` of
+    the SQLite store ``store`` (its last run when ``run_id`` is ``None``).
 
     Raises :class:`ResultsError` (naming ``--from`` or ``--store``) for a missing file, a
     file that is not JSON or SQLite, or a store without a recorded run. A missing store is
@@ -107,7 +124,11 @@ def load_run(store: str | Path | None = None, results: str | Path | None = None)
     except ValueError as exc:  # not a SQLite file
         raise ResultsError(str(exc)) from None
     try:
-        run = st.last_run()
+        run = st.last_run() if run_id is None else st.get_run(run_id)
+        if run is None and run_id is not None:
+            ids = [str(r["id"]) for r in st.runs()]
+            raise ResultsError(f"parameter '--run': no run {run_id} in {path}; runs: "
+                               f"{', '.join(ids) or '(none)'} ('gapverify runs' lists them)")
     except (sqlite3.DatabaseError, json.JSONDecodeError) as exc:
         raise ResultsError(f"parameter '--store' must be a gapverify store: {path}: {exc}") from None
     finally:

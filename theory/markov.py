@@ -27,7 +27,7 @@ from functools import cache
 import sympy as sp
 
 from theory.laws import KAPPA, disc_modulus_law, quarter_circle_law
-from theory.softmax import kappa_squared, S2
+from theory.softmax import kappa_squared, kappa_squared_at, S2
 
 __all__ = [
     "kappa_of",
@@ -41,7 +41,7 @@ __all__ = [
 
 def kappa_of(s2: sp.Expr) -> sp.Expr:
     r""":math:`\kappa` at logit variance ``s2`` (exact), from :func:`theory.softmax.kappa_squared`."""
-    return sp.sqrt(kappa_squared().subs(S2, s2))
+    return sp.sqrt(kappa_squared_at(s2, kappa_squared()))
 
 
 def singular_law_predictions(s2: sp.Expr) -> dict[str, sp.Expr]:

@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -47,6 +48,10 @@ class Parameter:
     high_open: bool = False
     integer: bool = False
     typical: tuple[float, float] = (0.0, 1.0)
+    #: largest value at which the theory is finite in double precision (``None``: the
+    #: domain's own bound), with the reason; above it a value is refused, not computed
+    finite_high: float | None = None
+    finite_note: str = ""
     symbol: sp.Symbol = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -91,17 +96,34 @@ class Parameter:
                 f"parameter '{self.name}' ({self.description}) must be in {self.domain_text()}, "
                 f"got {value!r}"
             )
+        if self.finite_high is not None and number > self.finite_high:
+            raise ParameterError(
+                f"parameter '{self.name}' ({self.description}) must be in "
+                f"{self.numeric_domain_text()} in double precision ({self.finite_note}), "
+                f"got {value!r}"
+            )
         return number
+
+    def numeric_domain_text(self) -> str:
+        """The range the suite computes: the domain cut at :attr:`finite_high`."""
+        if self.finite_high is None:
+            return self.domain_text()
+        left = "(" if self.low_open or math.isinf(self.low) else "["
+        lo = "-inf" if math.isinf(self.low) else f"{self.low:g}"
+        return f"{left}{lo}, {self.finite_high:.6g}]"
 
 
 _LOG2 = math.log(2.0)
+#: log of the largest double: exp(s2) (hence kappa^2 = e^{s2} - 1) overflows above it
+_LOG_DBL_MAX = math.log(sys.float_info.max)
 
 #: Every parameter a claim may take, by the name used on the command line.
 PARAMETERS: dict[str, Parameter] = {
     p.name: p
     for p in (
         Parameter("s2", r"s^2", "variance of the attention logits", _LOG2, 0.0, math.inf,
-                  low_open=True, typical=(0.1, 1.0)),
+                  low_open=True, typical=(0.1, 1.0), finite_high=math.floor(_LOG_DBL_MAX * 100) / 100,
+                  finite_note="kappa^2 = e^{s2} - 1 overflows a double above log(DBL_MAX) = 709.78"),
         Parameter("mu", r"\mu", "mean of the attention logits", -_LOG2 / 2, -math.inf, math.inf,
                   typical=(-2.0, 2.0)),
         Parameter("gamma", r"\gamma", "ratio T/d of tokens to width", 1.0, 0.0, 1.0,

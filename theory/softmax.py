@@ -21,11 +21,12 @@ from __future__ import annotations
 from functools import cache
 
 import sympy as sp
+from sympy.codegen.cfunctions import expm1
 from sympy.stats import E, Normal
 
 from theory.parameters import PARAMETERS, exact
 
-__all__ = ["entry_moments", "kappa_squared", "kappa"]
+__all__ = ["entry_moments", "kappa_squared", "kappa_squared_at", "kappa"]
 
 MU = PARAMETERS["mu"].symbol
 S2 = PARAMETERS["s2"].symbol
@@ -55,7 +56,19 @@ def kappa_squared() -> sp.Expr:
     return k2
 
 
+def kappa_squared_at(s2: sp.Expr, k2: sp.Expr | None = None) -> sp.Expr:
+    r""":math:`\kappa^2` at ``s2``: the symbolic :func:`kappa_squared` at a symbol; at a
+    number, ``e^{s2} - 1`` is written ``expm1(s2)`` (still exact), so that evaluating it
+    to 17 digits does not cancel: ``exp(1e-300) - 1`` evaluated by sympy's default working
+    precision gave ``1.4e-129`` instead of ``1e-300`` (``kappa`` 3.8e-65 for 1e-150).
+    ``k2`` is the expression in ``s2`` to use (default :func:`kappa_squared`)."""
+    k2 = kappa_squared() if k2 is None else k2
+    if getattr(s2, "is_number", False):
+        k2 = k2.subs(sp.exp(S2) - 1, expm1(S2))
+    return k2.subs(S2, s2)
+
+
 def kappa(s2: float | sp.Expr) -> sp.Expr:
     """``kappa`` at logit variance ``s2`` (exact sympy expression)."""
     value = exact("s2", s2) if isinstance(s2, (int, float)) else s2
-    return sp.sqrt(kappa_squared().subs(S2, value))
+    return sp.sqrt(kappa_squared_at(value))

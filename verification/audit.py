@@ -92,6 +92,8 @@ class Probe:
     role: str
     prediction: str
     description: str
+    parameter: str = ""  # parameter variants: which parameter, and "up" or "down"
+    direction: str = ""
 
 
 @dataclass
@@ -99,10 +101,12 @@ class VariantOutcome:
     variant: str
     role: str
     description: str
-    outcome: str  # rejected / NOT REJECTED / not applicable
+    outcome: str  # rejected / rejected at another case / NOT REJECTED / not applicable
     ok: bool
     rejected_by: list[str] = field(default_factory=list)  # "label (how)"
     note: str = ""
+    parameter: str = ""
+    direction: str = ""
 
 
 @dataclass
@@ -205,7 +209,8 @@ def probes(claim: Claim, params: Mapping[str, float], eps: float) -> list[Probe]
                 label = f"{par} x{factor:.3g}" if factor else f"{par} = {wrong:g}"
                 out.append(Probe(Variant(name=f"{name} @ {label}",
                                          prediction_parameters={name: {par: wrong}}),
-                                 "parameter", name, f"{name} at {par}={wrong:g} (sampled at {params[par]:g})"))
+                                 "parameter", name, f"{name} at {par}={wrong:g} (sampled at {params[par]:g})",
+                                 par, "up" if wrong > params[par] else "down"))
         if any(c.prediction == name and c.rate is not None and c.asserted
                and c.kind in ("limit", "distance") for c in claim.checks):
             out.append(Probe(Variant(name=f"{name} rate +{RATE_SHIFT:g}", rate_shifts={name: RATE_SHIFT}),
@@ -274,7 +279,9 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                 eps: float, power_target: float | None = None) -> ClaimAudit:
     """Judge ``data`` as stated (with power) and against each prediction's wrong variants."""
     truth = judge_claim(claim, data, params, q=q, root_seed=root_seed,
-                        power_target=eps if power_target is None else power_target, measure=True)
+                        power_target=eps if power_target is None else power_target, measure=True,
+                        # wrong parameters: the parameter variants below, over all cases
+                        parameter_coverage=False)
     failing = {c.label for c in truth.failed}
     by_prediction: dict[str, list] = {}
     for c in truth.checks:
@@ -297,7 +304,8 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
         exact_here = all(c.power_class == "exact" for c in judged)
         outcomes = []
         for probe in (p for p in all_probes if p.prediction == pred.name):
-            base = dict(variant=probe.variant.name, role=probe.role, description=probe.description)
+            base = dict(variant=probe.variant.name, role=probe.role, description=probe.description,
+                        parameter=probe.parameter, direction=probe.direction)
             if probe.role == "rate" and exact_here:
                 outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
                                                note=f"{pred.name} is exact here (round-off): no rate"))
@@ -327,6 +335,26 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                       truth=truth.verdict, truth_note="; ".join(dict.fromkeys(notes)),
                       predictions=audits, parameters=dict(params), q=q,
                       truth_unjudged_only=unjudged_only)
+
+
+def _parameters_over_cases(cases: list[ClaimAudit]) -> None:
+    """A wrong parameter value is a wrong statement of the claim, judged at every case: it
+    is rejected when some case rejects it. A prediction flat in ``mu`` at ``mu = 0`` and
+    steep at ``mu = 1.5`` cannot see ``mu = 0.25`` at the first case; the wrong statement
+    still fails, at the second. Marks such outcomes ok, naming the case that rejects."""
+    rejecting: dict[tuple, str] = {}
+    for a in cases:
+        for p in a.predictions:
+            for o in p.outcomes:
+                if o.role == "parameter" and o.outcome == "rejected":
+                    rejecting.setdefault((p.prediction, o.parameter, o.direction), a.name)
+    for a in cases:
+        for p in a.predictions:
+            for o in p.outcomes:
+                where = rejecting.get((p.prediction, o.parameter, o.direction))
+                if o.role == "parameter" and o.outcome == "NOT REJECTED" and where:
+                    o.outcome, o.ok = "rejected at another case", True
+                    o.note = f"the same wrong {o.parameter} ({o.direction}) is rejected at {where}; " + o.note
 
 
 def _varying(claim: Claim, cases: list[dict]) -> list[str]:
@@ -366,6 +394,7 @@ def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditRepor
                                      eps=eps, power_target=run.profiles[claim.id].power)
                 result.case = {k: params[k] for k in varying}
                 mine.append(result)
+            _parameters_over_cases(mine)
             audits += mine
             for pred in claim.predictions:
                 if pred.asserted and pred.status in VERIFYING_STATUSES and not any(
@@ -391,7 +420,7 @@ def _group(outcomes: list[VariantOutcome], role: str) -> str:
     for o in outcomes:
         if o.role != role or o.outcome == "not applicable":
             continue
-        mark = "ok" if o.outcome == "rejected" else "MISSED"
+        mark = {"rejected": "ok", "rejected at another case": "ok (other case)"}.get(o.outcome, "MISSED")
         short = o.variant.split(" ", 1)[1] if " " in o.variant else o.variant
         parts.append(f"{short}: {mark}")
     na = sorted({o.variant.split(" @ ")[1].split(" ")[0] for o in outcomes

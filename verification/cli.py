@@ -4,7 +4,11 @@ Exit codes: 0 every claim verified (or the command succeeded), 1 some claim fail
 check found a difference, 2 bad usage or input (the message names the parameter and its
 allowed range), 3 no claim failed but some claim is not verified (a prediction lacks
 power at the sizes run, or was not assessed), 130 interrupted (SIGINT) and 143 terminated
-(SIGTERM); finished work is kept in the store either way.
+(SIGTERM); finished work is kept in the store either way; 141 when the reader of
+stdout went away (``gapverify claims --json | head``).
+
+The store: ``--store PATH``, else ``$GAPVERIFY_STORE``, else ``reports/gapverify.sqlite``
+(:func:`default_store`); the commands that sample say which on stderr, once per run.
 """
 from __future__ import annotations
 
@@ -14,35 +18,71 @@ import os
 import math
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from theory.parameters import PARAMETERS, ParameterError
 from verification.runner import DEFAULT_SEED
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away
 MAX_T = 16384
 DEFAULT_STORE = "reports/gapverify.sqlite"
+#: The environment variable that moves the default store.
+STORE_ENV = "GAPVERIFY_STORE"
+#: The profile run, audit and calibrate use unless --profile is given.
+DEFAULT_PROFILE = "quick"
+
+
+def default_store() -> str:
+    """``$GAPVERIFY_STORE`` when set (and not empty), else ``reports/gapverify.sqlite``."""
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def _version() -> str:
+    from verification.output import package_version
+
+    return package_version("gapverify") or "unknown (not installed)"
 
 
 class UsageError(argparse.ArgumentTypeError, ValueError):
     """Bad command-line input: reported on one line, exit code 2 (argparse keeps the text)."""
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, unless the help already states one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text.lower() or action.default in (None, False, argparse.SUPPRESS) \
+                or isinstance(action, argparse._VersionAction):
+            return text
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # argparse's own errors: exit 2 with the usage line
         self.print_usage(sys.stderr)
         raise UsageError(message)
 
 
 def _int_in(name: str, low: int, high: int):
+    """An integer in ``[low, high]``, parsed exactly (``Decimal``, never through a float:
+    ``--seed 9223372036854775807`` is 2^63 - 1, not 2^63); ``1e3`` reads as 1000."""
     def parse(text: str) -> int:
+        from decimal import Decimal, InvalidOperation
+
+        message = f"parameter '{name}' must be an integer in [{low}, {high}], got {text!r}"
         try:
-            value = float(text)
-        except ValueError:
-            raise UsageError(f"parameter '{name}' must be an integer in [{low}, {high}], got {text!r}") from None
-        if not math.isfinite(value) or value != int(value) or not low <= value <= high:
-            raise UsageError(f"parameter '{name}' must be an integer in [{low}, {high}], got {text!r}")
+            value = Decimal(str(text).strip().replace("_", ""))
+        except InvalidOperation:
+            raise UsageError(message) from None
+        if not value.is_finite() or value != value.to_integral_value() or not low <= value <= high:
+            raise UsageError(message)
         return int(value)
     return parse
 
@@ -71,6 +111,7 @@ def parse_float(name: str, low: float, high: float):
 
 
 def parse_set(items: Sequence[str] | None) -> dict[str, float]:
+    """``--set NAME=VALUE`` (repeatable): each known parameter once, validated."""
     out: dict[str, float] = {}
     for item in items or []:
         if "=" not in item:
@@ -78,8 +119,80 @@ def parse_set(items: Sequence[str] | None) -> dict[str, float]:
         name, value = (s.strip() for s in item.split("=", 1))
         if name not in PARAMETERS:
             raise UsageError(f"unknown parameter '{name}' in --set; known: {', '.join(PARAMETERS)}")
+        if name in out:
+            raise UsageError(f"parameter '{name}' is set twice in --set ({name}={out[name]!r} and "
+                             f"{item!r}); give it once, in {PARAMETERS[name].numeric_domain_text()}")
         out[name] = PARAMETERS[name].validate(value)
     return out
+
+
+def check_overrides(claims: Sequence[str], overrides: Mapping[str, object]) -> None:
+    """Every ``--set`` parameter must be one that every selected claim takes (a claim
+    that does not take it would silently run at its default)."""
+    from verification.registry import get_claim
+
+    for name in overrides:
+        lacking = [c for c in claims if name not in get_claim(c).parameters]
+        if lacking:
+            takers = [c for c in claims if c not in lacking]
+            raise UsageError(
+                f"parameter '{name}' in --set is not a parameter of claim(s) "
+                f"{', '.join(lacking)} (they take: "
+                f"{'; '.join(f'{c}: ' + (', '.join(get_claim(c).parameters) or '(none)') for c in lacking[:3])})"
+                + (f"; name only the claims that take it, e.g. {', '.join(takers[:5])}" if takers else ""))
+
+
+def check_finite(claims: Sequence[str], overrides: Mapping[str, object], profile: str | None = None
+                 ) -> None:
+    """Every prediction of every selected claim (at every case of ``profile``) must be a
+    finite double; otherwise the parameters are outside what double precision can judge."""
+    from verification.registry import get_claim
+
+    for c in claims:
+        claim = get_claim(c)
+        for values in (claim.cases_for(profile, overrides) if profile else [claim.resolve(overrides)]):
+            for name, value in claim.predict_numbers(values).items():
+                if not math.isfinite(value):
+                    given = {k: values[k] for k in overrides if k in values} or values
+                    ranges = "; ".join(f"{k} in {PARAMETERS[k].numeric_domain_text()}" for k in given
+                                       if k in PARAMETERS)
+                    raise UsageError(
+                        f"parameter(s) {', '.join(f'{k}={v!r}' for k, v in given.items())}: prediction "
+                        f"'{name}' of {claim.id} is {value} in double precision, which cannot be "
+                        f"judged; give smaller values ({ranges})")
+
+
+def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Sizes per claim: ``(fewest any asserted check can be judged with, sizes every one
+    needs)``: 3 for a stated rate, 4 for a rate range, 1 for exact checks."""
+    from verification.registry import get_claim
+
+    out = {}
+    for c in claims:
+        needs = [(4 if check.rate_range is not None else 3) if check.kind in ("limit", "distance")
+                 else 1 for check in get_claim(c).checks if check.asserted]
+        out[c] = (min(needs, default=1), max(needs, default=1))
+    return out
+
+
+def check_sizes(claims: Sequence[str], sizes: Sequence[int] | None) -> None:
+    """Too few ``--sizes`` for any check of a claim is bad input (exit 2); enough for some
+    checks but not all leaves the others not assessed, said on stderr (exit 3 at most)."""
+    if not sizes:
+        return
+    need = minimum_sizes(claims)
+    short = {c: lo for c, (lo, _) in need.items() if len(sizes) < lo}
+    if short:
+        raise UsageError(
+            f"parameter '--sizes' gives {len(sizes)} size(s), but a rate fit needs at least "
+            f"{min(short.values())} (3 for a stated rate, 4 for a rate range): "
+            + ", ".join(f"{c} needs {n}" for c, n in short.items()))
+    partial = {c: hi for c, (_, hi) in need.items() if len(sizes) < hi}
+    if partial:
+        print(f"gapverify: note: with {len(sizes)} size(s) the checks that need more are not "
+              "assessed, so these claims cannot be verified (exit 3 at best): "
+              + ", ".join(f"{c} (needs {n} for every check)" for c, n in partial.items()),
+              file=sys.stderr)
 
 
 def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]:
@@ -137,9 +250,61 @@ def add_run_options(p: argparse.ArgumentParser, quiet_help: str = "no progress d
                    help="worker processes (default: min(2, cores))")
     p.add_argument("--level", type=parse_float("--level", 0.0, 0.5), default=0.01,
                    help="false-alarm level per claim, Bonferroni over its tests (default 0.01)")
-    p.add_argument("--store", default=DEFAULT_STORE, help=f"SQLite store (default {DEFAULT_STORE})")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--store", default=None,
+                   help=f"SQLite store (default: ${STORE_ENV} if set, else {DEFAULT_STORE})")
+    p.add_argument("--json", metavar="PATH", type=output_path("--json"),
+                   help="write the results as JSON (no file unless given)")
     p.add_argument("--quiet", action="store_true", help=quiet_help)
+
+
+def output_path(name: str):
+    """A file this command will write: refused at once (exit 2) when it is a folder, a
+    name in it is too long, it lies under a file, or it cannot be written, so a long run
+    never ends in a traceback. Nothing is created here (missing folders are created when
+    the file is written)."""
+    def parse(text: str) -> str:
+        path = Path(text)
+        try:
+            if text.endswith(os.sep) or path.is_dir():
+                raise UsageError(f"parameter '{name}' must be a file path, got the folder {text!r}")
+            ancestor = path.absolute().parent
+            while not ancestor.exists():
+                ancestor = ancestor.parent
+            if not ancestor.is_dir():
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: {str(ancestor)!r} "
+                                 "is a file, not a folder")
+            limit = os.pathconf(ancestor, "PC_NAME_MAX")
+            long = [part for part in path.parts if len(os.fsencode(part)) > limit]
+            if long:
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: the name "
+                                 f"{long[0][:40]!r}... is longer than {limit} bytes")
+            if not os.access(ancestor, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+                raise UsageError(f"parameter '{name}': cannot write {text!r}: permission denied")
+        except OSError as exc:
+            raise UsageError(f"parameter '{name}': cannot write {text!r}: "
+                             f"{exc.strerror or exc}") from None
+        return text
+    return parse
+
+
+def write_json(path: str | Path, data, name: str = "--json") -> None:
+    """Write ``data`` as strict JSON (no Infinity or NaN: those become null); an error
+    writing is bad input naming ``name`` (exit 2), never a traceback."""
+    from verification.suite import json_safe
+
+    text = json.dumps(json_safe(data), indent=2, sort_keys=True, allow_nan=False)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise UsageError(f"parameter '{name}': cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def print_json(data) -> None:
+    """Strict JSON on stdout (see :func:`write_json`)."""
+    from verification.suite import json_safe
+
+    print(json.dumps(json_safe(data), indent=2, allow_nan=False))
 
 
 def _claims_arg(names: Sequence[str]) -> list[str]:
@@ -155,24 +320,59 @@ def _claims_arg(names: Sequence[str]) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gapverify", description=(
         "Verify the random-matrix theory of attention at initialisation (Mind the Gap, "
-        "ICML 2025) against sampled matrices."))
+        "ICML 2025) against sampled matrices. Exit codes: 0 verified (or done), 1 a claim "
+        "failed, 2 bad input, 3 not verified (lacks power), 130/143 interrupted, 141 "
+        "stdout closed early. "
+        "The theory: docs/claims.md."))
+    p.add_argument("--version", action="version", version=f"gapverify {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     c = sub.add_parser("claims", help="list the claims: id, status, statement")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="JSON on stdout instead of a table")
 
     pr = sub.add_parser("predict", help="the theory's named predictions at given parameters")
-    pr.add_argument("claim")
-    pr.add_argument("--set", action="append", metavar="NAME=VALUE")
-    pr.add_argument("--json", action="store_true")
+    pr.add_argument("claim", help="claim id (gapverify claims lists them)")
+    pr.add_argument("--set", action="append", metavar="NAME=VALUE",
+                    help="a parameter the claim takes (once each; default: the paper's values)")
+    pr.add_argument("--json", action="store_true", help="JSON on stdout instead of a table")
+
+    d = sub.add_parser("describe", help="one claim: parameters and domains, predictions, "
+                                        "checks and rates, profiles and power targets")
+    d.add_argument("claim", help="claim id (gapverify claims lists them)")
+    d.add_argument("--profile", choices=("quick", "standard", "large"), default=DEFAULT_PROFILE,
+                   help="profile whose parameter cases the predictions are valued at")
+    d.add_argument("--json", action="store_true", help="JSON on stdout instead of text")
+
+    dc = sub.add_parser("docs", help="write the theory document docs/claims.md from the registry")
+    dc.add_argument("--out", metavar="PATH", default="docs/claims.md", type=output_path("--out"),
+                    help="Markdown file to write ('-': stdout)")
+
+    ru = sub.add_parser("runs", help="the runs recorded in the store; --csv exports one "
+                                     "run's per-size rows")
+    ru.add_argument("--store", default=None,
+                    help=f"SQLite store (default: ${STORE_ENV} if set, else {DEFAULT_STORE})")
+    ru.add_argument("--json", action="store_true", help="JSON on stdout instead of a table")
+    ru.add_argument("--csv", metavar="PATH", default=None,
+                    help="write the per-size rows (claim, check, case, T, mean, se, error, "
+                         "predicted, verdict) of one run as CSV ('-': stdout); the run is "
+                         "--run, else the last")
+    ru.add_argument("--run", type=_int_in("--run", 1, 2**63 - 1), default=None,
+                    help="run id for --csv (default: the last run)")
 
     r = sub.add_parser("run", help="sample, judge and print a verdict table")
-    r.add_argument("claims", nargs="*", metavar="CLAIM")
-    r.add_argument("--profile", choices=("quick", "standard", "large"), default="standard")
-    r.add_argument("--sizes", type=parse_sizes)
-    r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000))
-    r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED)
-    r.add_argument("--set", action="append", metavar="NAME=VALUE")
+    r.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids (default: every claim)")
+    r.add_argument("--profile", choices=("quick", "standard", "large"), default=DEFAULT_PROFILE,
+                   help="sweep profile: sizes, replicates, power target (quick 5%%, standard 3%%)")
+    r.add_argument("--sizes", type=parse_sizes,
+                   help=f"sizes T1,T2,... in [16, {MAX_T}] instead of the profile's; at least 3 "
+                        "for a stated rate, 4 for a rate range (default: the profile's)")
+    r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000),
+                   help="replicates per size in [2, 10000] (default: the profile's)")
+    r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED,
+                   help="root seed, an integer in [0, 2^63 - 1]")
+    r.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="a parameter every selected claim takes, once each (default: the "
+                        "profile's cases)")
     r.add_argument("--perturb", action="append", metavar="EPS|NAME=EPS",
                    help="judge the same samples against a wrong statement: every predicted "
                         "limit (EPS) or one prediction (NAME=EPS) times 1 + EPS; repeatable")
@@ -180,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evaluate prediction NAME at parameter PARAM times FACTOR, every "
                         "other prediction unchanged; repeatable")
     add_run_options(r)
+    r.add_argument("--entries", metavar="LAW", default=None,
+                   help="law of the entries Z of A = D^-1 Z: gaussian-logits (default, softmax), "
+                        "lognormal, exponential or scipy:NAME(ARGS), e.g. scipy:gamma(2); selects "
+                        "(or requires) the single-layer claims that take one")
     r.add_argument("--no-replay", action="store_true", help="do not replay failures")
     r.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
                    help="run the tasks on a Dask cluster: a scheduler address "
@@ -187,7 +391,91 @@ def build_parser() -> argparse.ArgumentParser:
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)
+    _add_aliases(sub)
+    _fill_help(p)
     return p
+
+
+#: Help for options the command modules register without one.
+_OPTION_HELP = {
+    "T": "context length T (deprecated alias of --sizes)", "depth": "number of layers",
+    "seeds": "number of seeds", "gamma": "T/d (deprecated alias of --set gamma=VALUE)",
+    "seed": f"root seed, an integer in [0, 2^63 - 1] (default: {DEFAULT_SEED})",
+    "out": "output folder", "attention": "attention matrix: markov or xavier",
+    "sizes": "sizes T1,T2,...", "replicates": "replicates per size",
+    "update": "rewrite instead of compare", "path": "file or folder",
+}
+
+
+def _fill_help(parser: argparse.ArgumentParser) -> None:
+    """Every option of every command has help text (the formatter adds its default)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _fill_help(sub)
+        elif action.option_strings and action.help is None:
+            action.help = _OPTION_HELP.get(action.dest, action.dest.replace("_", " "))
+
+
+def _add_aliases(sub) -> None:
+    """``paper-figure`` and ``normalization-figure`` take ``--sizes`` and ``--set`` like
+    ``run``; their ``--T`` (and ``--gamma``) stay as deprecated aliases."""
+    for name in ("paper-figure", "normalization-figure"):
+        parser = sub.choices.get(name)
+        if parser is None:
+            continue
+        for action in parser._actions:
+            if action.dest == "T":
+                action.help = "context length(s) T (deprecated: use --sizes)"
+                parser.set_defaults(_T_default=action.default)
+                action.default = None
+            elif action.dest == "gamma":
+                action.help = "T/d in (0, 1] (deprecated: use --set gamma=VALUE)"
+                parser.set_defaults(_gamma_default=action.default)
+                action.default = None
+        one = name == "paper-figure"
+        t_default = parser.get_default("_T_default")
+        parser.add_argument("--sizes", type=parse_sizes, default=None,
+                            help=f"context length T in [16, 4096] (one size; default: {t_default})"
+                            if one else f"context lengths T1,T2,... (d = T; default: {t_default})")
+        parser.add_argument("--set", action="append", metavar="NAME=VALUE",
+                            help="gamma=VALUE (T/d, default: 1) or depth=N (same as --depth)"
+                            if one else "depth=N (same as --depth)")
+
+
+def _resolve_aliases(args) -> None:
+    """Map ``--sizes``/``--set`` of the figure commands onto their own options."""
+    if args.command not in ("paper-figure", "normalization-figure"):
+        return
+    one = args.command == "paper-figure"
+    if args.T is not None:
+        print("gapverify: warning: --T is deprecated; use --sizes", file=sys.stderr)
+        if args.sizes is not None:
+            raise UsageError("give --sizes or its deprecated alias --T, not both")
+    elif args.sizes is not None:
+        if one and len(args.sizes) != 1:
+            raise UsageError(f"parameter '--sizes' of paper-figure takes one size T in [16, 4096], "
+                             f"got {len(args.sizes)}")
+        if one and args.sizes[0] > 4096:
+            raise UsageError(f"parameter '--sizes' of paper-figure must be in [16, 4096], got {args.sizes[0]}")
+        args.T = args.sizes[0] if one else ",".join(map(str, args.sizes))
+    else:
+        args.T = args._T_default
+    overrides = parse_set(args.set)
+    allowed = ("gamma", "depth") if one else ("depth",)
+    for k in overrides:
+        if k not in allowed:
+            raise UsageError(f"parameter '{k}' in --set is not a parameter of {args.command}; "
+                             f"it takes: {', '.join(allowed)}")
+    if "depth" in overrides:
+        args.depth = int(overrides["depth"])
+    if one:
+        if args.gamma is not None:
+            print("gapverify: warning: --gamma is deprecated; use --set gamma=VALUE", file=sys.stderr)
+            if "gamma" in overrides:
+                raise UsageError("give --set gamma=VALUE or its deprecated alias --gamma, not both")
+        else:
+            args.gamma = overrides.get("gamma", args._gamma_default)
 
 
 def _cmd_claims(args) -> int:
@@ -196,7 +484,7 @@ def _cmd_claims(args) -> int:
     rows = [{"id": c.id, "status": c.status, "statement": c.title,
              "predictions": {p.name: p.status for p in c.predictions}} for c in CLAIMS.values()]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print_json(rows)
         return EXIT_OK
     from verification import display
 
@@ -214,11 +502,12 @@ def _cmd_predict(args) -> int:
         raise UsageError(f"claim {claim.id} takes no parameter '{unknown[0]}'; "
                          f"it takes: {', '.join(claim.parameters)}")
     values = claim.resolve(overrides)
+    check_finite([claim.id], overrides)
     preds = claim.predict_numbers(values)
     out = {"claim": claim.id, "status": claim.status, "parameters": values,
            "predictions": preds, "statement": claim.statement_latex(values)}
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
     else:
         from verification import display
 
@@ -234,23 +523,32 @@ def _cmd_run(args) -> int:
 
     claims = _claims_arg(args.claims)
     overrides = parse_set(args.set)
-    if overrides and not any(k in get_claim(c).parameters for c in claims for k in overrides):
-        raise UsageError(f"no selected claim takes parameter '{next(iter(overrides))}'")
     claims = _large_claims(claims, args)
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
+    check_overrides(claims, overrides)
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    if args.sizes and args.scheduler is None:
+        _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
+    check_sizes(claims, args.sizes)
+    if overrides:
+        check_finite(claims, overrides, args.profile)
     from verification.executors import parse_scheduler
 
     parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
     perturb, perturb_predictions = parse_perturb(args.perturb)
     perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
     _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
+    _say_store(args)
     opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
                       perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay, scheduler=args.scheduler)
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries)
     store = Store(args.store)
-    progress = None if args.quiet else display.Progress()
+    progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
+                                        else LineProgress())
     from verification.runner import Terminated
 
     try:
@@ -263,14 +561,237 @@ def _cmd_run(args) -> int:
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     payload = results_json(results, opts)
     payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
-    store.add_run(payload["command"], payload)
+    run_id = store.add_run(payload["command"], payload)
+    if run_id:
+        payload["run_id"] = run_id
+        print(f"gapverify: recorded as run {run_id} in {args.store} ('gapverify runs' lists "
+              "the runs)", file=sys.stderr)
+    else:
+        print(f"gapverify: note: the store {args.store} is read-only: this run's verdicts are "
+              "printed (and written with --json) but not recorded", file=sys.stderr)
     display.verdict_table(results, opts)
+    from verification.suite import entry_law_lines, plan_run
+
+    for line in entry_law_lines(plan_run(opts)) if args.entries else ():
+        print(line)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(payload, indent=2, sort_keys=True))
+        write_json(args.json, payload)
     if any(r.verdict in ("fail", "flaky") for r in results):
         return EXIT_FAIL
     return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
+
+
+class LineProgress:
+    """Progress as plain lines on stderr when it is not a terminal (a log, CI, a pipe):
+    one line when a group of tasks starts and one when it is finished, instead of a
+    redrawn bar."""
+
+    def __init__(self, stream=None) -> None:
+        self._stream = stream
+        self._label, self._todo, self._done, self._start = "", 0, 0, 0.0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def _print(self, text: str) -> None:
+        print(text, file=self._stream or sys.stderr, flush=True)
+
+    def start(self, claim: str, todo: int, total: int) -> None:
+        import time
+
+        self._label, self._todo, self._done, self._start = claim, todo, 0, time.monotonic()
+        reused = total - todo
+        self._print(f"sampling {claim}: {todo} task(s)" + (f", {reused} reused from the store"
+                                                           if reused else ""))
+        if todo == 0:
+            self._print(f"sampled {claim}: nothing to do")
+
+    def advance(self, task, seconds: float) -> None:
+        import time
+
+        self._done += 1
+        if self._done == self._todo:
+            self._print(f"sampled {self._label}: {self._done}/{self._todo} task(s) in "
+                        f"{time.monotonic() - self._start:.1f} s")
+
+
+def _cmd_describe(args) -> int:
+    from verification.claimdocs import describe_claim
+
+    d = describe_claim(args.claim, args.profile) if args.profile in _profiles_of(args.claim) \
+        else None
+    if d is None:
+        raise UsageError(f"parameter '--profile': claim {args.claim} has no profile "
+                         f"'{args.profile}'; it has: {', '.join(_profiles_of(args.claim))}")
+    if args.json:
+        print_json(d)
+        return EXIT_OK
+    out = [f"{d['claim']} ({d['status']}): {d['title']}",
+           f"  family {d['family']}, experiment {d['experiment']}",
+           "  references: " + "; ".join(d["references"]), "", "parameters:"]
+    for p in d["parameters"]:
+        out.append(f"  {p['name']:<8} {p['description']}; default {p['default']:.10g}; "
+                   f"domain {p['domain']}" + (f", computed for {p['computable']}"
+                                              if p["computable"] != p["domain"] else ""))
+    cases = "; ".join(", ".join(f"{k}={v:.6g}" for k, v in c.items()) for c in d["cases"])
+    out += ["", f"predictions (values at the {d['profile']} profile's cases: {cases}):"]
+    for p in d["predictions"]:
+        vals = ", ".join("-" if v["value"] is None else f"{v['value']:.10g}" for v in p["values"])
+        out.append(f"  {p['name']:<22} {p['status']:<10} {p['kind']:<9} {vals}")
+        out.append(f"      {p['statement']}")
+        if p["note"]:
+            out.append(f"      note: {p['note']}")
+    out += ["", "checks:"]
+    for c in d["checks"]:
+        if c["model"] == "rate range":
+            model = f"rate range [{c['rate_range'][0]:.3g}, {c['rate_range'][1]:.3g}]"
+        elif c["model"] == "rate":
+            model = f"rate {c['rate'] if isinstance(c['rate'], str) else format(c['rate'], '.3g')}"
+        else:
+            model = c["model"]
+        out.append(f"  {c['prediction']}:{c['statistic']}  {c['kind']}, {model}"
+                   + (f" ({c['rate_status']})" if c["rate_status"] else "")
+                   + f", needs >= {c['minimum_sizes']} size(s)"
+                   + ("" if c["asserted"] else ", recorded (not asserted)"))
+        if c["domain"]:
+            out.append(f"      domain: {c['domain']}")
+        if c["rate_note"]:
+            out.append(f"      {c['rate_note']}")
+    out += ["", "profiles (power target: the largest relative error a verified check may "
+                "fail to reject):"]
+    for name, pr in d["profiles"].items():
+        out.append(f"  {name:<9} T = {', '.join(map(str, pr['sizes']))}; {pr['replicates']} "
+                   f"replicates; power target {pr['power_target']:.0%}")
+    print("\n".join(out))
+    return EXIT_OK
+
+
+def _profiles_of(claim_id: str) -> list[str]:
+    from verification.registry import get_claim
+
+    return list(get_claim(claim_id).profiles)
+
+
+def _cmd_docs(args) -> int:
+    from verification.claimdocs import claims_markdown
+
+    text = claims_markdown()
+    if args.out == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"parameter '--out': cannot write {args.out!r}: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+def _cmd_runs(args) -> int:
+    import datetime as dt
+
+    from verification.store import Store
+
+    if not Path(args.store).is_file():
+        raise UsageError(f"parameter '--store': no such store: {args.store} (run 'gapverify "
+                         "run ... --store PATH' first)")
+    store = Store(args.store)
+    try:
+        runs = store.runs()
+        if args.csv is not None:
+            run_id = args.run if args.run is not None else (runs[-1]["id"] if runs else None)
+            run = store.get_run(run_id) if run_id is not None else None
+            if run is None:
+                raise UsageError(f"parameter '--run': no run {run_id} in {args.store}; runs: "
+                                 f"{', '.join(str(r['id']) for r in runs) or '(none)'}")
+            return _write_csv(args.csv, run, run_id)
+    finally:
+        store.close()
+    if args.run is not None:
+        raise UsageError("parameter '--run' selects the run for --csv; give --csv PATH too")
+    rows = []
+    for r in runs:
+        prov = r["provenance"] or {}
+        rows.append({**r, "date": dt.datetime.fromtimestamp(r["created"], dt.timezone.utc)
+                     .strftime("%Y-%m-%d %H:%M:%SZ"),
+                     "git_commit": prov.get("git_commit")})
+    if args.json:
+        print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"no run recorded in {args.store}")
+        return EXIT_OK
+    print(f"{'id':>4}  {'date (UTC)':<20} {'profile':<9} {'seed':>20}  {'code':<12} "
+          f"{'commit':<10} claims")
+    for r in rows:
+        claims = ", ".join(r["claims"])
+        print(f"{r['id']:>4}  {r['date']:<20} {str(r['profile']):<9} {str(r['root_seed']):>20}  "
+              f"{str(r['code_version']):<12} {(r['git_commit'] or '-')[:10]:<10} "
+              f"{claims if len(claims) < 80 else claims[:77] + '...'}")
+    return EXIT_OK
+
+
+#: Columns of ``gapverify runs --csv``: one row per run, claim, check (with its case) and size.
+CSV_COLUMNS = ("run_id", "claim", "status", "check", "case", "prediction", "kind", "T", "n",
+               "mean", "se", "error", "error_se", "predicted", "verdict", "outcome")
+
+
+def csv_rows(run: Mapping, run_id: int | None = None) -> list[dict]:
+    """The per-size rows of a run's results (see :data:`CSV_COLUMNS`)."""
+    from reports.results import load_run_data
+
+    run = load_run_data(run)
+    out = []
+    for claim in run["claims"]:
+        for check in claim["checks"]:
+            case = check.get("case") or {}
+            for row in check.get("rows") or []:
+                out.append({"run_id": run_id, "claim": claim["claim"], "status": check.get("status"),
+                            "check": check["label"],
+                            "case": ";".join(f"{k}={v}" for k, v in sorted(case.items())),
+                            "prediction": check.get("prediction"), "kind": check.get("kind"),
+                            **{k: row.get(k) for k in ("T", "n", "mean", "se", "error", "error_se")},
+                            "predicted": check.get("predicted"),
+                            "verdict": check.get("verdict_word", check["verdict"]),
+                            "outcome": check["verdict"]})
+    return out
+
+
+def _write_csv(path: str, run: Mapping, run_id: int | None) -> int:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    rows = csv_rows(run, run_id)
+    writer.writerows(rows)
+    if path == "-":
+        sys.stdout.write(buf.getvalue())
+        return EXIT_OK
+    output_path("--csv")(path)
+    try:
+        Path(path).write_text(buf.getvalue())
+    except OSError as exc:
+        raise UsageError(f"parameter '--csv': cannot write {path!r}: {exc.strerror or exc}") from None
+    print(f"wrote {len(rows)} rows of run {run_id} to {path}")
+    return EXIT_OK
+
+
+def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
+    """The memory estimate of the largest size (exit 2 naming ``--sizes``) before the other
+    checks of ``--sizes``, so that a size that cannot fit is named as such."""
+    from verification.registry import get_claim
+    from verification.runner import Task, check_memory
+
+    tasks = [Task(get_claim(c).experiment, tuple(sorted((k, float(v)) for k, v in case.items())),
+                  max(sizes), 0, 0, "") for c in claims
+             for case in get_claim(c).cases_for(profile, overrides)]
+    check_memory(tasks, workers)
 
 
 def _large_claims(claims: list[str], args) -> list[str]:
@@ -317,7 +838,8 @@ class _terminate_as_interrupt:
         return False
 
 
-_COMMANDS = {"claims": _cmd_claims, "predict": _cmd_predict, "run": _cmd_run}
+_COMMANDS = {"claims": _cmd_claims, "predict": _cmd_predict, "run": _cmd_run,
+             "describe": _cmd_describe, "docs": _cmd_docs, "runs": _cmd_runs}
 _EXTRA_COMMANDS: list = []  # (register(subparsers)) hooks of other modules, see below
 
 
@@ -339,16 +861,51 @@ def _load_extensions() -> None:
         _COMMANDS.update(mod.COMMANDS)
 
 
+def _say_store(args) -> None:
+    print(f"gapverify: store {args.store} ({args.store_source})", file=sys.stderr)
+
+
+#: Commands that sample and say once, on stderr, which store they use.
+_STORE_COMMANDS = ("run", "audit", "calibrate")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _load_extensions()
     from verification.registry import UnknownClaimError
 
     try:
         args = build_parser().parse_args(argv)
+        _resolve_aliases(args)
+        if "store" in vars(args) and args.command in (*_STORE_COMMANDS, "runs"):
+            source = ("--store" if args.store is not None else
+                      f"${STORE_ENV}" if os.environ.get(STORE_ENV) else "default")
+            args.store = args.store if args.store is not None else default_store()
+            args.store_source = source
+            if args.command in _STORE_COMMANDS and args.command != "run":  # run: once checked
+                _say_store(args)
+        if args.command == "audit" and not sys.stderr.isatty():
+            # audit builds display.Progress itself: lines instead of a bar off a terminal
+            # (belongs in verification/display.py, which this change does not own)
+            from verification import display
+
+            real = display.Progress
+            display.Progress = LineProgress
+            try:
+                return _COMMANDS[args.command](args)
+            finally:
+                display.Progress = real
         return _COMMANDS[args.command](args)
     except (UsageError, ParameterError, UnknownClaimError) as exc:
         print(f"gapverify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader of stdout went away (| head): no traceback, and none at exit either
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
     except ValueError as exc:
         if "parameter '" in str(exc):
             print(f"gapverify: error: {exc}", file=sys.stderr)

@@ -29,6 +29,7 @@ on one store never compute the same task (:meth:`verification.store.Store.claim`
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -51,7 +52,7 @@ DEFAULT_SEED = 20250713
 #: ``LEASE_SECONDS / 4``, so a lease expires only when its run has died.
 LEASE_SECONDS = 120.0
 
-__all__ = ["DEFAULT_SEED", "LEASE_SECONDS", "Task", "Terminated", "stream", "run_task",
+__all__ = ["DEFAULT_SEED", "LEASE_SECONDS", "Task", "params_key", "Terminated", "stream", "run_task",
            "task_limits", "task_threads", "available_cores", "task_cost", "task_memory",
            "available_memory", "check_memory", "SerialExecutor", "default_executor",
            "shutdown_executor", "plan", "sweep", "replay_seed"]
@@ -72,10 +73,21 @@ def replay_seed(root_seed: int) -> int:
     return int(np.random.SeedSequence([1, root_seed]).generate_state(1, dtype=np.uint32)[0])
 
 
+def params_key(params: Mapping[str, object]) -> str:
+    """The store's key of a case's sampling parameters: :func:`~verification.store.parameters_key`
+    (unchanged, so existing stores stay valid) unless the case names an entry law
+    (``entries``, ``--entries``), which is then kept as text in the same JSON object."""
+    law = params.get("entries")
+    if law is None:
+        return parameters_key(params)  # type: ignore[arg-type]
+    numbers = {k: float(v) for k, v in params.items() if k != "entries"}  # type: ignore[arg-type]
+    return json.dumps({**numbers, "entries": str(law)}, sort_keys=True)
+
+
 @dataclass(frozen=True)
 class Task:
     experiment: str
-    params: tuple[tuple[str, float], ...]
+    params: tuple[tuple[str, float | str], ...]  # str: the entry law (``entries``)
     T: int
     replicate: int
     root_seed: int
@@ -84,7 +96,7 @@ class Task:
     @property
     def key(self) -> tuple:
         """The store's primary key of this task's measurement."""
-        return (self.experiment, parameters_key(dict(self.params)), self.T, self.replicate,
+        return (self.experiment, params_key(dict(self.params)), self.T, self.replicate,
                 self.root_seed, self.version)
 
 
@@ -307,9 +319,9 @@ def shutdown_executor(executor: Executor, abort: bool = False) -> None:
 def plan(store: Store, experiment: str, params: Mapping[str, float],
          sizes: Iterable[int], replicates: int, root_seed: int, version: str) -> list[Task]:
     """The tasks not yet in the store, smallest sizes first."""
-    key = parameters_key(params)
+    key = params_key(params)
     done = store.existing(experiment, key, root_seed, version)
-    items = tuple(sorted((k, float(v)) for k, v in params.items()))
+    items = tuple(sorted((k, v if isinstance(v, str) else float(v)) for k, v in params.items()))
     return [Task(experiment, items, T, r, root_seed, version)
             for T in sorted(sizes) for r in range(replicates) if (T, r) not in done]
 

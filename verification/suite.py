@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 from verification.claims import Claim, Profile
 from verification.registry import get_claim
 from verification.executors import Engine, make_engine
-from verification.runner import DEFAULT_SEED, plan, replay_seed, sweep
-from verification.store import Store, code_version, parameters_key
+from verification.runner import DEFAULT_SEED, params_key, plan, replay_seed, sweep
+from verification.store import Store, code_version
 from verification.inference import two_sided_quantile
 from verification.verdict import (
     DEFAULT_LEVEL,
@@ -30,7 +30,8 @@ from verification.verdict import (
 )
 
 __all__ = ["RunOptions", "RunPlan", "plan_run", "claim_tests", "run_variant", "sample", "verify",
-           "results_json", "reproduce_command"]
+           "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
+           "entry_law_lines"]
 
 
 @dataclass
@@ -51,6 +52,8 @@ class RunOptions:
     level: float = DEFAULT_LEVEL
     replay: bool = True
     scheduler: str | None = None
+    #: law of the entries of Z (``--entries``, :mod:`theory.entry_laws`); ``None``: softmax
+    entries: str | None = None
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
@@ -71,6 +74,97 @@ class RunPlan:
     cases: dict[str, list[dict]]
     tests: dict[str, int]
     q: dict[str, float]
+    #: the entry law (:class:`theory.entry_laws.EntryLaw`) when not softmax's, else None
+    law: object = None
+
+
+# --- entry laws (--entries) ----------------------------------------------------------------
+
+def entry_law_of(entries: str | None):
+    """The parsed ``--entries`` law, or ``None`` for softmax's (``gaussian-logits``, with or
+    without ``s2``: sampled and keyed as before). Bad values raise
+    :class:`theory.entry_laws.EntryLawError` (exit 2)."""
+    from theory.entry_laws import parse_entry_law
+
+    law = parse_entry_law(entries)
+    return None if law.default else law
+
+
+def _entry_overrides(opts: RunOptions) -> dict:
+    """``--set`` overrides, with ``gaussian-logits(S2)``/``lognormal(S2)`` as ``s2 = S2``."""
+    from theory.entry_laws import parse_entry_law
+    from theory.parameters import ParameterError
+
+    overrides = dict(opts.overrides)
+    law = parse_entry_law(opts.entries)
+    if law.default and law.s2 is not None:
+        if "s2" in overrides and float(overrides["s2"]) != law.s2:
+            raise ParameterError(f"parameter '--entries': {law.spec} sets s2 = {law.s2:g}, "
+                                 f"but --set s2={overrides['s2']:g} differs; give one of them")
+        overrides["s2"] = law.s2
+    return overrides
+
+
+def select_entry_claims(claims: Sequence[str], entries: str | None, named: bool) -> list[str]:
+    """The claims a run with ``--entries`` judges: with a law other than softmax's, the
+    claims that take entry laws (:data:`verification.registry.markov.ENTRY_LAW_HYPOTHESES`);
+    without claim names, those are selected; a named claim that takes none is an error
+    (exit 2) naming it and the claims that do."""
+    from theory.parameters import ParameterError
+    from verification.registry.markov import ENTRY_LAW_HYPOTHESES
+
+    law = entry_law_of(entries)
+    if law is None:
+        return list(claims)
+    takes = [c for c in claims if c in ENTRY_LAW_HYPOTHESES]
+    if named and len(takes) < len(claims):
+        others = [c for c in claims if c not in ENTRY_LAW_HYPOTHESES]
+        raise ParameterError(
+            f"parameter '--entries': claim(s) {', '.join(others)} take no entry law (their "
+            f"experiments sample softmax logits through layers, heads or elementwise maps); "
+            f"claims that take --entries: {', '.join(ENTRY_LAW_HYPOTHESES)}")
+    return takes or list(ENTRY_LAW_HYPOTHESES)
+
+
+def _law_cases(claim: Claim, opts: RunOptions, law) -> list[dict]:
+    """One case under a law other than softmax's: the profile's first case (``--set`` wins)
+    with ``s2`` the law's equivalent logit variance ``log(1 + kappa^2)``, at which every
+    prediction (a function of ``kappa`` alone) is evaluated."""
+    from theory.parameters import ParameterError
+
+    for name in ("s2", "mu"):
+        if name in opts.overrides:
+            raise ParameterError(
+                f"parameter '--set {name}' sets the softmax logits, but --entries {law.spec} "
+                f"samples Z itself (kappa = {law.kappa:.6g}, from its moments); drop --set "
+                f"{name} or use --entries gaussian-logits")
+    first = claim.cases_for(opts.profile, opts.overrides)[0]
+    return [claim.resolve({**{k: v for k, v in first.items() if k in claim.parameters},
+                           "s2": law.s2_eff})]
+
+
+def _sampling(values: Mapping[str, float], law) -> dict:
+    """What an experiment is given (and the store keyed by): the case, plus the law."""
+    return dict(values) if law is None else {**values, "entries": law.spec}
+
+
+def entry_law_lines(run: "RunPlan") -> list[str]:
+    """What a run with ``--entries`` prints under its verdicts: the law, its kappa and how
+    it was computed, the equivalent s2, and every prediction whose status dropped."""
+    from verification.registry.markov import entry_law_drops
+    from verification.registry import get_claim
+
+    law = run.law
+    if law is None:
+        return []
+    lines = [f"Entry law {law.spec}: kappa = {law.kappa:.10g} (kappa^2 = {law.kappa2}; "
+             f"{law.kappa_method}); predictions evaluated at s2_eff = log(1 + kappa^2) = "
+             f"{law.s2_eff:.10g}; fourth moment {'finite' if law.fourth_moment else 'INFINITE'} "
+             f"({law.fourth_moment_note}); density: {law.density_note}"]
+    for claim in run.claims:
+        for name, why in entry_law_drops(get_claim(claim.id), law).items():
+            lines.append(f"  - {claim.id}: {name}: {why}")
+    return lines
 
 
 def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, float]]) -> int:
@@ -81,12 +175,20 @@ def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, flo
 
 def plan_run(opts: RunOptions) -> RunPlan:
     """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
+    law = entry_law_of(opts.entries)
     claims = [get_claim(c) for c in opts.claims]
+    if law is not None:
+        from verification.registry.markov import with_entry_law
+
+        select_entry_claims([c.id for c in claims], opts.entries, named=True)
+        claims = [with_entry_law(c, law) for c in claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
-    cases = {c.id: c.cases_for(opts.profile, opts.overrides) for c in claims}
+    overrides = _entry_overrides(opts)
+    cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
+                    else _law_cases(c, opts, law)) for c in claims}
     tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
     q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
-    return RunPlan(claims, profiles, cases, tests, q)
+    return RunPlan(claims, profiles, cases, tests, q, law)
 
 
 def run_variant(opts: RunOptions) -> Variant:
@@ -130,9 +232,13 @@ def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
 def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
                       overrides: Mapping[str, float], perturb: float,
                       perturb_predictions: Mapping[str, float] | None = None,
-                      perturb_parameters: Mapping[str, Mapping[str, float]] | None = None) -> str:
+                      perturb_parameters: Mapping[str, Mapping[str, float]] | None = None,
+                      entries: str | None = None) -> str:
     parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
              "--replicates", str(replicates), "--seed", str(seed)]
+    if entries is not None:  # the law sets s2 (its kappa); mu does not enter
+        parts += ["--entries", entries]
+        overrides = {k: v for k, v in overrides.items() if k not in ("s2", "mu")}
     for k, v in sorted(overrides.items()):
         parts += ["--set", f"{k}={v!r}"]
     if perturb:
@@ -162,7 +268,7 @@ def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
     engine.check_memory(tasks)
     sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
           in_flight=engine.in_flight, threads=engine.threads)
-    return store.load(claim.experiment, parameters_key(params), seed, version, profile.sizes,
+    return store.load(claim.experiment, params_key(params), seed, version, profile.sizes,
                       profile.replicates)
 
 
@@ -195,14 +301,14 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 
 
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
-                store: Store, executor: Executor, progress) -> ClaimResult:
-    data = sample(store, claim, values, prof, opts.seed, executor, progress)
+                store: Store, executor: Executor, progress, law=None) -> ClaimResult:
+    data = sample(store, claim, _sampling(values, law), prof, opts.seed, executor, progress)
     variant = _variant_at(variant, opts, claim, values)
     result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
                          power_target=prof.power, measure=True)
     if result.verdict == "fail" and opts.replay:
         again_seed = replay_seed(opts.seed)
-        again = sample(store, claim, values, prof, again_seed, executor, progress)
+        again = sample(store, claim, _sampling(values, law), prof, again_seed, executor, progress)
         replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
                              power_target=prof.power, measure=False)
         result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
@@ -215,7 +321,8 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
         check.reproduce = reproduce_command(
             claim.id, sizes, prof.replicates, opts.seed,
             {k: values[k] for k in claim.parameters if k in values}, opts.perturb,
-            opts.perturb_predictions, opts.perturb_parameters)
+            opts.perturb_predictions, opts.perturb_parameters,
+            entries=None if law is None else law.spec)
         check.reason += "; reproduce: " + check.reproduce
     return result
 
@@ -229,7 +336,8 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     for claim in run.claims:
         prof = run.profiles[claim.id]
         for values in run.cases[claim.id]:
-            tasks += plan(store, claim.experiment, values, prof.sizes, prof.replicates, seed, version)
+            tasks += plan(store, claim.experiment, _sampling(values, run.law), prof.sizes,
+                          prof.replicates, seed, version)
             total += prof.replicates * len(prof.sizes)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
     engine.check_memory(tasks)
@@ -256,10 +364,16 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
         sample_all(store, run, opts.seed, executor, progress)
         for claim in run.claims:
             parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
-                                          run.q[claim.id], variant, store, executor, progress))
+                                          run.q[claim.id], variant, store, executor, progress,
+                                          run.law))
                      for values in run.cases[claim.id]]
             merged = _merge(claim, parts)
             merged.level, merged.tests = opts.level, run.tests[claim.id]
+            if run.law is not None:
+                # readers of results (reports) look measurements up by experiment and
+                # parameters: name the law, so that they never take softmax's samples at
+                # s2 = s2_eff for this law's (the store keys them with "entries")
+                merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
             results.append(merged)
         aborted = False
     finally:
@@ -269,8 +383,13 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
 
 
 def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:
-    """The run as plain data (what ``--json`` writes and the store keeps)."""
+    """The run as plain data (what ``--json`` writes and the store keeps): with its
+    provenance, and the table's verdict words (:mod:`verification.output`)."""
+    from verification.output import RESULTS_SCHEMA, provenance, with_words
+
     return {
+        "schema": RESULTS_SCHEMA,
+        "provenance": provenance(),
         "root_seed": opts.seed,
         "profile": opts.profile,
         "perturb": opts.perturb,
@@ -280,8 +399,24 @@ def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | No
         "level_is_per_claim": True,
         "code_version": code_version(),
         "rules": list(RULES),
-        "claims": [json_safe(dataclasses.asdict(r)) for r in results],
+        "claims": [json_safe(with_words(dataclasses.asdict(r))) for r in results],
+        "entries": _entries_json(opts, results),
     }
+
+
+def _entries_json(opts: RunOptions, results: Sequence[ClaimResult]) -> dict:
+    """The entry law of the run: its spec, kappa (exact text and float), how kappa was
+    computed, s2_eff, its hypotheses, and per claim the predictions whose status dropped."""
+    from verification.registry.markov import ENTRY_LAW_HYPOTHESES, entry_law_drops
+
+    law = entry_law_of(opts.entries)
+    if law is None:
+        return {"spec": opts.entries or "gaussian-logits", "default": True}
+    out = {**law.summary(), "default": False, "dropped": {}}
+    for r in results:
+        if r.claim in ENTRY_LAW_HYPOTHESES:
+            out["dropped"][r.claim] = entry_law_drops(get_claim(r.claim), law)
+    return out
 
 
 def json_safe(obj):

@@ -156,6 +156,8 @@ class CheckResult:
     power_target: float | None = None
     rate_range: list[float] | None = None
     limit_interval: list[float] | None = None  # accepted limits (rate-range checks)
+    #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
+    parameter_moves: list[dict] | None = None
 
     @property
     def powered(self) -> bool:
@@ -458,24 +460,47 @@ def wrong_values(name: str, value: float | int) -> list[float | int]:
     return out
 
 
-def _parameter_blind_spot(claim: Claim, check: Check, value: float, params: Mapping[str, float],
-                          power: float, predict) -> str:
-    """The first wrong parameter value (``x1.25``, ``x0.8``) that moves the prediction by a
-    relative amount no larger than the check's power: the samples cannot tell that wrong
-    statement from the truth. ``""`` when every one moves it by more (or not at all: the
-    prediction is free of that parameter)."""
+def parameter_moves(claim: Claim, check: Check, value: float, params: Mapping[str, float],
+                    predict) -> list[dict]:
+    """How far each wrong parameter value (``x1.25``, ``x0.8``; ``+-0.25`` at 0) moves the
+    prediction, relative to its reference scale: ``{"parameter", "direction" (up/down),
+    "value", "moved"}`` for each that moves it at all (a prediction free of a parameter
+    has nothing to tell)."""
     ref = _zero_reference(check, value, params)
     if not ref:
-        return ""
+        return []
+    out = []
     for par in claim.parameters:
         if par in claim.fixed_parameters:
             continue
         for wrong in wrong_values(par, params[par]):
             moved = abs(predict({**params, par: wrong}) - value) / ref
-            if 1e-12 < moved <= power:
-                return (f"{par} = {wrong:g} moves the prediction by {moved:.2%}, within the "
-                        f"power {power_text(power)}")
-    return ""
+            if moved > 1e-12:
+                out.append({"parameter": par, "direction": "up" if wrong > params[par] else "down",
+                            "value": float(wrong), "moved": float(moved)})
+    return out
+
+
+def parameter_blind_spots(checks: Sequence[CheckResult]) -> list[str]:
+    """The wrong parameter values that no check of a prediction can see, over all the
+    cases judged: a wrong value is *seen* by a check that passed with power when it moves
+    the prediction by more than that power (the same samples would reject it). A
+    dependence on ``mu`` that is flat at ``mu = 0`` and steep at ``mu = 1.5`` is seen by
+    the claim: the wrong statement fails at 1.5. ``[]`` when every one is seen."""
+    seen, blind = set(), {}
+    for c in checks:
+        if c.verdict != "pass" or c.power is None:
+            continue
+        for m in c.parameter_moves or ():
+            key = (m["parameter"], m["direction"])
+            if m["moved"] > c.power:
+                seen.add(key)
+            elif key not in blind or m["moved"] > blind[key][0]:
+                case = ", ".join(f"{k}={v:g}" for k, v in (c.case or {}).items())
+                blind[key] = (m["moved"], f"{m['parameter']} = {m['value']:g} moves the "
+                              f"prediction by {m['moved']:.2%}, within the power "
+                              f"{power_text(c.power)} at {case}")
+    return [text for key, (_, text) in blind.items() if key not in seen]
 
 
 def _first_outside_envelope(T, err, se, rate, q) -> int:
@@ -498,13 +523,14 @@ def power_text(power: float | None) -> str:
 def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *,
                 q: float, root_seed: int, variant: Variant = Variant(),
                 power_target: float | None = None, measure: bool | None = None,
-                only: Sequence[str] | None = None) -> ClaimResult:
+                only: Sequence[str] | None = None,
+                parameter_coverage: bool = True) -> ClaimResult:
     """Judge every check of ``claim`` on ``data`` (size -> list of replicate measurements).
 
     ``power_target`` (the profile's) turns a passing check whose power is worse into
     "lacks power"; ``measure`` (default: when judging the statement as stated) computes
     each check's power; ``only`` judges the checks of those predictions alone (the audit's
-    one-prediction variants)."""
+    one-prediction variants); ``parameter_coverage`` (see :func:`claim_verdict`)."""
     measure = variant.identity if measure is None else measure
     cache: dict[tuple, dict[str, float]] = {}
 
@@ -557,30 +583,32 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             res.reason += (f"; power {power_text(res.power)} is worse than the target "
                            f"{power_target:.0%} at T <= {max(data)}")
         elif needs_power and check.kind != "matching":
-            # evaluated at a wrong parameter, the prediction must move by more than the power
-            blind = _parameter_blind_spot(
-                claim, check, value, theory, res.power,
+            # evaluated at a wrong parameter, the prediction must move by more than the
+            # power at some case of the claim (claim_verdict)
+            res.parameter_moves = parameter_moves(
+                claim, check, value, theory,
                 lambda p, n=check.prediction: predicted_for_params(n, p))
-            if blind:
-                res.verdict = "lacks power"
-                res.reason += f"; {blind} at T <= {max(data)}"
         results.append(res)
     sizes = sorted(data)
     out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,
                       parameters=dict(params), sizes=sizes,
                       replicates=min(len(v) for v in data.values()), root_seed=root_seed,
                       variant=variant.name, q=q, experiment=claim.experiment)
-    out.verdict, out.unverified, out.power_summary = claim_verdict(claim, results, max(sizes))
+    out.verdict, out.unverified, out.power_summary = claim_verdict(
+        claim, results, max(sizes), parameter_coverage=parameter_coverage)
     return out
 
 
-def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int) -> tuple[str, list[str], str]:
+def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
+                  parameter_coverage: bool = True) -> tuple[str, list[str], str]:
     """The claim's verdict from its checks (of one case or of all its cases):
 
     * ``fail`` if an asserted check failed;
     * ``not verified`` if a theorem, derived or conjecture prediction has no check that
       passed with power (each of its judged checks must pass with power, and at least
-      one must be judged), with the reasons;
+      one must be judged, and every wrong parameter value that moves it must be seen at
+      some case: :func:`parameter_blind_spots`; ``parameter_coverage=False`` leaves
+      that to the audit's parameter variants), with the reasons;
     * ``pass`` otherwise (``not assessed`` when nothing was judged).
 
     Also "k of n predictions verified with power"."""
@@ -608,6 +636,9 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int) -> tu
             unverified.append(f"{p.name} lacks power at T <= {T_max} ({'; '.join(parts)})")
         elif any(c.verdict == "not assessed" for c in judged):
             unverified.append(f"{p.name} not assessed: too few sizes")
+        elif parameter_coverage and (blind := parameter_blind_spots(judged)):
+            unverified.append(f"{p.name} lacks power at T <= {T_max} (a wrong parameter "
+                              f"no case can see: {'; '.join(blind)})")
         elif all(c.verdict == "pass" for c in judged):
             verified += 1
     summary = f"{verified} of {len(needed)} predictions verified with power"

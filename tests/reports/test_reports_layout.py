@@ -278,8 +278,14 @@ def test_summary_fits_one_column_of_a_two_column_paper(tiny, tmp_path):
 
 @pytest.mark.latex
 @needs_latex
-def test_registry_notes_compile(tmp_path):
-    body = "\n\n".join(prose(n) for n in _registry_notes())
+def test_registry_notes_titles_and_quantities_compile(tmp_path):
+    """Every note, title and quantity of the registry, as the tables print them (a
+    quantity with two subscripts, '\\|A\\|_F^2_{tok}', stopped the report's compilation)."""
+    texts = [prose(n) for n in _registry_notes()]
+    for claim in CLAIMS.values():
+        texts.append(math_or_text(claim.title))
+        texts += [math_or_text(p.quantity, math=True) for p in claim.predictions]
+    body = "\n\n".join(texts)
     (tmp_path / "notes.tex").write_text(
         "\\documentclass{article}\n\\usepackage{" + ",".join(PACKAGES) + "}\n"
         "\\begin{document}\n\\raggedright\n" + body + "\n\\end{document}\n")

@@ -38,7 +38,8 @@ def test_validate_accepts_exactly_the_domain(name, value):
     p = PARAMETERS[name]
     inside = (p.low < value or (not p.low_open and value == p.low)) and \
              (value < p.high or (not p.high_open and value == p.high)) and \
-             (not p.integer or value == int(value))
+             (not p.integer or value == int(value)) and \
+             (p.finite_high is None or value <= p.finite_high)
     if inside:
         assert p.validate(value) == value
     else:
@@ -51,3 +52,27 @@ def test_defaults_and_typical_ranges_are_valid(name):
     p = PARAMETERS[name]
     p.validate(p.default)
     p.validate(p.typical[0]), p.validate(p.typical[1])
+
+
+def test_s2_is_refused_where_kappa_overflows_a_double():
+    """kappa^2 = e^{s2} - 1 is infinite in double precision above log(DBL_MAX) = 709.78:
+    such an s2 is refused with its computable range, not judged against infinity."""
+    p = PARAMETERS["s2"]
+    assert p.validate(709.78) == 709.78
+    with pytest.raises(ParameterError, match=r"'s2'.*\(0, 709\.78\] in double precision"):
+        p.validate(1e308)
+    with pytest.raises(ParameterError, match=r"'s2'"):
+        p.validate(710)
+
+
+def test_kappa_at_tiny_s2_does_not_cancel():
+    """exp(s2) - 1 at s2 = 1e-300 cancels at sympy's default working precision (it gave
+    kappa = 3.8e-65); kappa = sqrt(expm1(s2)) ~ sqrt(s2) = 1e-150."""
+    from theory.markov import kappa_of
+    from theory.softmax import kappa
+
+    for s2, expected in ((1e-300, 1e-150), (1e-20, 1e-10), (1e-8, math.sqrt(math.expm1(1e-8)))):
+        assert float(sp.N(kappa(s2), 17)) == pytest.approx(expected, rel=1e-14)
+        assert float(sp.N(kappa_of(exact("s2", s2)), 17)) == pytest.approx(expected, rel=1e-14)
+    # at a symbol the statement is unchanged (the snapshots compare it)
+    assert str(kappa_of(PARAMETERS["s2"].symbol)) == "sqrt(exp(s2) - 1)"

@@ -1,5 +1,7 @@
 """tests for verification/cli.py: the command-line contract (exit codes, JSON, errors)."""
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +26,7 @@ def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
     code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
                           "--json", str(out), "--quiet", "--workers", "1", "--no-replay"], capsys)
     doc = json.loads(out.read_text())
-    verdicts = {c["claim"]: c["verdict"] for c in doc["claims"]}
+    verdicts = {c["claim"]: c["outcome"] for c in doc["claims"]}
     assert "fail" not in verdicts.values(), printed
     assert code == (0 if set(verdicts.values()) == {"pass"} else 3), printed
     for c in doc["claims"]:
@@ -33,7 +35,7 @@ def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
             assert "lacks power at T <=" in why or "not assessed" in why
         for check in c["checks"]:
             assert check["power_class"] in ("exact", "rated", "rate range", "outside domain", "recorded")
-            if check["verdict"] == "pass":
+            if check["outcome"] == "pass":
                 assert check["power"] is not None and check["power"] <= 0.05
     statuses = {c["claim"]: c["status"] for c in doc["claims"]}
     assert statuses["markov.outliers"] == "conjecture"  # contains sqrtT_lambda2
@@ -55,7 +57,7 @@ def test_perturbed_statements_are_rejected(quick_store, tmp_path, capsys):
     code, printed = _run(["run", *results, "--profile", "quick", "--store", path,
                           "--json", str(out), "--quiet", "--perturb", "0.05", "--no-replay"], capsys)
     assert code == 1
-    failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["verdict"] == "fail"}
+    failed = {c["claim"] for c in json.loads(out.read_text())["claims"] if c["outcome"] == "fail"}
     assert failed == set(results)
     assert "reproduce: gapverify run" in printed
     code, printed = _run(["run", "markov.outliers", "--profile", "quick", "--store", path,
@@ -63,7 +65,7 @@ def test_perturbed_statements_are_rejected(quick_store, tmp_path, capsys):
                           "--no-replay"], capsys)
     doc = json.loads(out.read_text())
     assert code == 1 and doc["perturb_predictions"] == {"sqrtT_s2": -0.05}
-    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["outcome"] == "fail"}
     assert failed == {"sqrtT_s2"}
     assert "--perturb sqrtT_s2=-0.05" in printed  # the reproduce line carries the variant
 
@@ -77,7 +79,7 @@ def test_one_prediction_at_a_wrong_parameter_is_rejected(quick_store, tmp_path, 
                     "sr_X1perp_over_T:gamma=0.8"], capsys)
     doc = json.loads(out.read_text())
     assert code == 1
-    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["verdict"] == "fail"}
+    failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["outcome"] == "fail"}
     assert failed == {"sr_X1perp_over_T"}
 
 
@@ -125,7 +127,7 @@ def test_predict_json_contract(capsys):
     (["run", "markov.outliers", "--set", "s2=inf"], "finite"),
     (["run", "markov.outliers", "--set", "mu=nan"], "'mu'"),
     (["run", "markov.outliers", "--set", "beta=1"], "unknown parameter 'beta'"),
-    (["run", "markov.outliers", "--set", "gamma=0.5"], "no selected claim takes parameter 'gamma'"),
+    (["run", "markov.outliers", "--set", "gamma=0.5"], "parameter 'gamma' in --set is not a parameter of claim(s) markov.outliers"),
     (["run", "no.such.claim"], "unknown claim 'no.such.claim'"),
     (["run", "markov.outliers", "--replicates", "1"], "'--replicates' must be an integer in [2,"),
     (["run", "markov.outliers", "--perturb", "nan"], "'--perturb'"),
@@ -151,3 +153,227 @@ def test_bad_input_exits_2_naming_the_parameter(argv, fragment, tmp_path, capsys
     assert code == 2
     assert fragment in err
     assert store.read_bytes() == before  # nothing stored, nothing corrupted
+
+
+# --- issue 10: the command line's polish ------------------------------------------------
+TINY = ["softmax.kappa", "--sizes", "16,23,32", "--replicates", "2", "--no-replay",
+        "--workers", "1"]
+
+
+def test_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gapverify {version('gapverify')}"
+
+
+def test_every_option_has_help_and_shows_its_default():
+    import argparse
+
+    from verification.cli import _load_extensions, build_parser
+
+    _load_extensions()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        for action in p._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help, f"{name} {action.option_strings} has no help"
+            if action.default not in (None, False, argparse.SUPPRESS):
+                assert "default" in text.lower(), (name, action.option_strings)
+    run_help = sub.choices["run"].format_help()
+    assert "(default: quick)" in run_help.replace("\n", " ").replace("  ", " ")
+
+
+def test_one_default_profile_and_the_makefile_passes_standard():
+    from verification.cli import DEFAULT_PROFILE, build_parser
+
+    assert DEFAULT_PROFILE == "quick"
+    for cmd in ("run", "audit", "calibrate"):
+        assert build_parser().parse_args([cmd]).profile == "quick"
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    assert "PROFILE ?= standard" in makefile and "run --profile $(PROFILE)" in makefile
+
+
+def test_json_verdict_words_are_the_tables_and_carry_provenance(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = main(["run", *TINY, "--store", str(tmp_path / "s.sqlite"), "--json", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    claim = doc["claims"][0]
+    table_word = {"pass": "VERIFIED", "not verified": "NOT VERIFIED", "fail": "FAILED",
+                  "flaky": "FLAKY"}[claim["outcome"]]
+    assert claim["verdict"] == table_word.lower() and f"{table_word}" in printed
+    for check in claim["checks"]:
+        assert check["verdict"] in printed and check["outcome"] in (
+            "pass", "fail", "lacks power", "not assessed", "outside domain", "recorded")
+    assert code == {"pass": 0, "not verified": 3, "fail": 1, "flaky": 1}[claim["outcome"]]
+    prov = doc["provenance"]
+    assert doc["schema"] == prov["schema"] == 2
+    assert set(prov["versions"]) == {"gapverify", "numpy", "scipy", "sympy", "mpmath"}
+    assert all(prov["versions"][k] for k in ("numpy", "scipy", "sympy", "mpmath"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", prov["timestamp"])
+    assert prov["git_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", prov["git_commit"])
+    assert doc["run_id"] == 1
+    # the reports read the new words and the old ones alike
+    from reports.results import load_run
+
+    run = load_run(results=out)
+    assert run["claims"][0]["verdict"] == claim["outcome"]
+    old = json.loads(out.read_text())
+    for c in old["claims"]:
+        c["verdict"] = c.pop("outcome")
+        for k in c["checks"]:
+            k["verdict"] = k.pop("outcome")
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert load_run(results=tmp_path / "old.json")["claims"][0]["verdict"] == claim["outcome"]
+
+
+def test_runs_lists_the_store_and_exports_csv(tmp_path, capsys, monkeypatch):
+    import csv
+    import io
+
+    store = tmp_path / "s.sqlite"
+    monkeypatch.setenv("GAPVERIFY_STORE", str(store))  # the default store moves
+    main(["run", *TINY, "--quiet"])
+    main(["run", *TINY, "--quiet", "--seed", "7"])
+    err = capsys.readouterr().err
+    assert err.count(f"store {store} ($GAPVERIFY_STORE)") == 2  # once per run
+    assert main(["runs"]) == 0
+    text = capsys.readouterr().out
+    assert "20250713" in text and "   7" in text and "softmax.kappa" in text and "quick" in text
+    assert main(["runs", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows] == [1, 2] and rows[1]["root_seed"] == 7
+    assert rows[0]["claims"] == ["softmax.kappa"] and rows[0]["code_version"]
+    assert rows[0]["provenance"]["versions"]["numpy"]
+    assert main(["runs", "--csv", "-", "--run", "1"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["T"] for r in table} == {"16", "23", "32"} and {r["run_id"] for r in table} == {"1"}
+    assert table[0]["claim"] == "softmax.kappa" and table[0]["verdict"] and table[0]["outcome"]
+    path = tmp_path / "rows.csv"
+    assert main(["runs", "--csv", str(path)]) == 0  # the last run
+    assert "wrote" in capsys.readouterr().out and path.read_text().startswith("run_id,claim")
+    assert main(["runs", "--csv", "-", "--run", "9"]) == 2
+    assert "no run 9" in capsys.readouterr().err
+
+
+def test_tables_of_one_run_go_to_its_own_folder(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    main(["run", *TINY, "--quiet", "--store", str(store)])
+    main(["run", *TINY, "--quiet", "--store", str(store), "--seed", "7"])
+    out = tmp_path / "tables"
+    assert main(["tables", "--store", str(store), "--run", "1", "--out", str(out)]) == 0
+    source = json.loads((out / "run-1" / "SOURCE.json").read_text())
+    assert source["run_id"] == 1 and source["root_seed"] == 20250713
+    assert source["provenance"]["schema"] == 2
+    assert any(p.suffix == ".tex" for p in (out / "run-1").iterdir())
+    assert not any(p.suffix == ".tex" for p in out.iterdir())  # nothing mixed into OUT
+    assert main(["tables", "--store", str(store), "--run", "5", "--out", str(out)]) == 2
+    assert "no run 5" in capsys.readouterr().err
+
+
+def test_an_old_store_is_migrated(tmp_path):
+    import sqlite3
+
+    from verification.store import SCHEMA_VERSION, Store
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE measurements (experiment TEXT NOT NULL, params TEXT NOT NULL, T INTEGER NOT NULL,
+            replicate INTEGER NOT NULL, root_seed INTEGER NOT NULL, code_version TEXT NOT NULL,
+            payload BLOB NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL,
+            PRIMARY KEY (experiment, params, T, replicate, root_seed, code_version));
+        CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, created REAL NOT NULL,
+            command TEXT NOT NULL, results TEXT NOT NULL);""")
+    db.execute("INSERT INTO runs (created, command, results) VALUES (?,?,?)",
+               (1.0, "gapverify run x", json.dumps({"root_seed": 5, "profile": "standard",
+                                                    "code_version": "abc",
+                                                    "claims": [{"claim": "softmax.kappa"}]})))
+    db.commit(), db.close()
+    # read-only, it is not migrated, and its runs still list (from the stored results)
+    (row,) = Store(path, readonly=True).runs()
+    assert (row["profile"], row["root_seed"], row["claims"]) == ("standard", 5, ["softmax.kappa"])
+    store = Store(path)
+    (row,) = store.runs()
+    assert (row["profile"], row["root_seed"], row["claims"], row["code_version"]) == \
+        ("standard", 5, ["softmax.kappa"], "abc")
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    cols = {r[1] for r in store.db.execute("PRAGMA table_info(runs)")}
+    assert {"profile", "claims", "root_seed", "code_version", "provenance"} <= cols
+
+
+def test_progress_is_line_based_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    assert main(["run", *TINY, "--store", str(tmp_path / "s.sqlite")]) in (0, 1, 3)
+    err = capsys.readouterr().err
+    assert "sampling 1 claim(s): 12 task(s)" in err
+    assert re.search(r"sampled 1 claim\(s\): 12/12 task\(s\) in [\d.]+ s", err)
+    assert "\r" not in err and "\x1b[" not in err  # no bar redrawn
+
+
+def test_describe(capsys):
+    assert main(["describe", "markov.singular_law"]) == 0
+    text = capsys.readouterr().out
+    for fragment in ("markov.singular_law (theorem)", "s2", "(0, inf)", "edge",
+                     "rate range [0.667, 1]", "power target 5%", "arXiv:0808.1502",
+                     "needs >= 4 size(s)"):
+        assert fragment in text, fragment
+    assert main(["describe", "depth.stable_rank", "--json", "--profile", "standard"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["profile"] == "standard" and d["checks"][0]["rate"] == "l - 1.15 for l >= 2; 1/2 at l = 1"
+    assert main(["describe", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown claim 'nope'" in err and "softmax.kappa" in err and "markov.outliers" in err
+    assert main(["describe", "softmax.kappa", "--profile", "large"]) == 2
+    assert "no profile 'large'" in capsys.readouterr().err
+
+
+def test_docs_command_writes_the_document(tmp_path, capsys):
+    out = tmp_path / "d" / "claims.md"
+    assert main(["docs", "--out", str(out)]) == 0
+    root = Path(__file__).resolve().parents[2]
+    assert out.read_text() == (root / "docs" / "claims.md").read_text()
+
+
+def test_figure_commands_take_sizes_and_set(capsys):
+    from verification.cli import UsageError, _load_extensions, _resolve_aliases, build_parser
+
+    _load_extensions()
+
+    def parse(*argv):
+        args = build_parser().parse_args(list(argv))
+        _resolve_aliases(args)
+        return args
+
+    args = parse("paper-figure", "--sizes", "64", "--set", "gamma=0.5", "--set", "depth=3")
+    assert (args.T, args.gamma, args.depth) == (64, 0.5, 3)
+    args = parse("paper-figure")
+    assert (args.T, args.gamma, args.depth) == (150, 1.0, 10)
+    args = parse("paper-figure", "--T", "64", "--gamma", "0.5")  # deprecated, still works
+    assert (args.T, args.gamma) == (64, 0.5)
+    assert "--T is deprecated" in capsys.readouterr().err
+    args = parse("normalization-figure", "--sizes", "64,128")
+    assert args.T == "64,128"
+    for bad in (["paper-figure", "--sizes", "64,128"], ["paper-figure", "--T", "64", "--sizes", "64"],
+                ["paper-figure", "--set", "s2=0.5"], ["paper-figure", "--sizes", "8192"]):
+        with pytest.raises(UsageError):
+            parse(*bad)
+
+
+def test_tables_name_files_left_by_another_run(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    main(["run", *TINY, "--quiet", "--store", str(store)])
+    out = tmp_path / "tables"
+    out.mkdir()
+    (out / "claim-other.tex").write_text("% from another run")
+    capsys.readouterr()
+    assert main(["tables", "--store", str(store), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 file(s) of an earlier run" in err and "claim-other.tex" in err
+    assert main(["tables", "--store", str(store), "--out", str(tmp_path / "fresh")]) == 0
+    assert "earlier run" not in capsys.readouterr().err

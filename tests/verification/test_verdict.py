@@ -8,7 +8,7 @@ import pytest
 
 from verification.claims import Check, Claim, Prediction, Profile
 from verification.inference import power_law_fit, two_sided_quantile, weighted_linear_fit
-from verification.verdict import Variant, judge_claim
+from verification.verdict import Variant, claim_verdict, judge_claim
 
 SIZES = (64, 128, 256, 512, 1024)
 RATE, LIMIT, C, NOISE = 1.0, 2.0, 3.0, 0.5
@@ -222,20 +222,45 @@ def test_profile_limit_carries_the_rate_uncertainty():
     assert not prof.accepts(1.05)
 
 
-def test_a_wrong_parameter_inside_the_power_is_a_blind_spot():
-    """x -> 2 + s2/100: s2 x1.25 moves the prediction by about 0.2%, less than the power
-    of noisy data, so the statement at a wrong s2 could not be told apart: lacks power."""
-    claim = Claim(
-        id="weak", title="x -> 2 + s2/100", parameters=("s2",),
-        predictions=(Prediction("x", "derived", lambda p: 2 + p["s2"] / 100, "x"),),
+def _weak_claim():
+    # x -> 2 + s2^2/100: s2 x1.25 moves the prediction by about 0.2% at s2 = 0.5 and by
+    # about 9% at s2 = 3
+    return Claim(
+        id="weak", title="x -> 2 + s2^2/100", parameters=("s2",),
+        predictions=(Prediction("x", "derived", lambda p: 2 + p["s2"] ** 2 / 100, "x"),),
         checks=(Check("x", "x", "limit", rate=RATE, rate_status="derived"),),
         experiment="none", references=(), profiles={"quick": Profile(SIZES, 16, 0.05)})
-    rng = np.random.default_rng(8)
-    params = {"s2": 0.5}
-    data = {T: [{"x": 2.005 + C / T + 20 * NOISE / T * rng.standard_normal()} for _ in range(16)]
+
+
+def _judge_weak(claim, s2, seed=8):
+    rng = np.random.default_rng(seed)
+    truth = 2 + s2 ** 2 / 100
+    data = {T: [{"x": truth + C / T + 20 * NOISE / T * rng.standard_normal()} for _ in range(16)]
             for T in SIZES}
-    res = judge_claim(claim, data, params, q=3.0, root_seed=8, power_target=0.05)
+    return judge_claim(claim, data, {"s2": s2}, q=3.0, root_seed=seed, power_target=0.05)
+
+
+def test_a_wrong_parameter_inside_the_power_is_a_blind_spot():
+    """At s2 = 0.5 alone, s2 x1.25 moves the prediction by less than the power of noisy
+    data: the statement at a wrong s2 could not be told apart, so not verified."""
+    res = _judge_weak(_weak_claim(), 0.5)
     check = res.checks[0]
-    assert check.power <= 0.05, check.reason
-    assert check.verdict == "lacks power" and "s2 = 0.625 moves the prediction by" in check.reason
-    assert res.verdict == "not verified" and "s2 = 0.625" in res.unverified[0]
+    assert check.power <= 0.05 and check.verdict == "pass", check.reason
+    moves = {m["direction"]: m["moved"] for m in check.parameter_moves}
+    assert 0 < moves["up"] < check.power and 0 < moves["down"] < check.power
+    assert res.verdict == "not verified" and "s2 = 0.625 moves the prediction by" in res.unverified[0]
+
+
+def test_a_wrong_parameter_seen_at_another_case_is_covered():
+    """The same claim with a second case at s2 = 3, where x1.25 and x0.8 move the
+    prediction by 9% and 7%: the wrong statement fails there, so the claim is verified;
+    the case at s2 = 0.5 alone is not."""
+    claim = _weak_claim()
+    low, high = _judge_weak(claim, 0.5), _judge_weak(claim, 3.0, seed=9)
+    verdict, unverified, summary = claim_verdict(claim, low.checks + high.checks, max(SIZES))
+    assert verdict == "pass" and not unverified and summary.startswith("1 of 1")
+    assert claim_verdict(claim, low.checks, max(SIZES))[0] == "not verified"
+    # leaving wrong parameters to the audit: the first case passes alone
+    assert claim_verdict(claim, low.checks, max(SIZES), parameter_coverage=False)[0] == "pass"
+
+

@@ -4,7 +4,7 @@ Every consumer (the command line, the verifier, the tables, the snapshots, the a
 the tests) reads :data:`CLAIMS`. To add a claim: write its theory in ``theory/``, its
 experiment in ``numerics/experiments.py`` and one :class:`~verification.claims.Claim` in
 the family module it belongs to (``markov``, ``layers``, ``gradients``, ``variants``,
-``causal``, ``heavy_tail``, ``normalization``).
+``causal``, ``heavy_tail``, ``normalization``, ``models``).
 
 Rates. A check's ``rate`` is the exponent :math:`\alpha` in "the mean absolute error
 decays at least like :math:`T^{-\alpha}`"; ``rate_status`` says where it comes from
@@ -17,7 +17,7 @@ from __future__ import annotations
 from verification.claims import Claim
 from verification.registry._common import CLAIMS
 from verification.registry import (  # noqa: F401  (they register)
-    markov, layers, gradients, variants, causal, heavy_tail, normalization,
+    markov, layers, gradients, variants, causal, heavy_tail, normalization, models,
 )
 
 __all__ = ["CLAIMS", "get_claim", "claim_ids", "UnknownClaimError"]

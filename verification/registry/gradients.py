@@ -36,8 +36,9 @@ _GRAD_CASES = {"quick": ({"depth": 1, "gamma": 1.0, "sigma_V": 1.5, "s2": 0.5},
                             {"depth": 3, "gamma": 0.5, "sigma_V": 1.0})}
 
 _RATIO_NOTE = ("the identity holds in expectation over W; one draw concentrates like a "
-               "chi-square with ~d^2 degrees of freedom per factor: sd ~ 1/d; measured "
-               "local slope 1.02-1.14: asserted 0.85")
+               "chi-square with ~d^2 degrees of freedom per factor: sd ~ 1/d ~ 1/T, the "
+               "theory's rate 1; measured local slopes 1.04±0.17 (quick, L = 2), "
+               "0.95±0.13 (standard, L = 2)")
 
 _register(Claim(
     id="gradient.value_frobenius",
@@ -54,12 +55,13 @@ _register(Claim(
                    r"\|\partial X_L^\perp/\partial W_1\|_F^2 / T", note="growth exponent 1"),
     ),
     checks=(
-        Check("identity_first", "ratio_first_std", "limit", rate=0.85, rate_status="derived",
+        Check("identity_first", "ratio_first_std", "limit", rate=1.0, rate_status="derived",
               rate_note=_RATIO_NOTE),
-        Check("identity_last", "ratio_last_fix", "limit", rate=0.85, rate_status="derived",
+        Check("identity_last", "ratio_last_fix", "limit", rate=1.0, rate_status="derived",
               rate_note="||A_L X_(L-1)||_F^2 carries the Gaussian squares of X0 W_1 ... "
-                        "W_(L-1): sd ~ (T d)^(-1/2) ~ 1/T; measured local slope 0.86-1.07: "
-                        "asserted 0.85"),
+                        "W_(L-1): sd ~ (T d)^(-1/2) ~ 1/T, the theory's rate 1; measured "
+                        "local slopes 0.86-1.07, 1.12±0.18 (quick, L = 2), 1.09±0.08 "
+                        "(standard, L = 2)"),
         Check("grad_std_over_T_L", "grad_std_scaled", "limit", rate=0.85, rate_status="derived",
               rate_note="frob_A converges like 1/T and the W factors like 1/d; asserted 0.85 "
                         "as frob_A"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from theory.entry_laws import HYPOTHESES
 from theory.laws import KAPPA, disc_modulus_law
 from theory.markov import (
     fix_spectrum_identity,
@@ -167,3 +168,85 @@ _register(Claim(
     cases={"quick": ({"s2": 0.25}, {"s2": 0.35}), "standard": ({"s2": 0.25}, {"s2": 0.35}, {})},
 ))
 
+
+
+# --- entry laws (--entries) ----------------------------------------------------------------
+
+#: The claims that take an entry law other than softmax's (``gapverify run --entries``), and
+#: per prediction the hypotheses on the law of ``Z`` it rests on, with why. A prediction
+#: whose hypothesis the law lacks drops to ``conjecture`` (:func:`with_entry_law`); one not
+#: listed needs only a finite variance (every accepted law has one). ``width.stable_rank``
+#: (registered in ``layers``) is listed here too: it is a single-layer claim whose
+#: experiment samples the same Markov matrix. Every other claim rests on softmax logits
+#: (depth, gradients, key-query heads, variants, causal masks) and takes no entry law.
+_EDGE = ("fourth_moment", "the bulk edge sqrt(T) s_2 -> 2 kappa needs E Z^4 < oo (BCC 2012; "
+                          "with a tail index a < 4 the largest singular values are set by the "
+                          "largest entries and grow like T^(2/a - 1/2))")
+_RATE = ("fourth_moment", "its stated rate rests on O(1/T) fluctuations of sums of Z^2, "
+                          "which need E Z^4 < oo")
+_DENSITY = ("bounded_density", "BCC 2012's circular law assumes a bounded density (to "
+                               "control the resolvent's operator norm)")
+ENTRY_LAW_HYPOTHESES: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
+    "softmax.kappa": {"kappa": (("fourth_moment", "the rate 3/4 of the sample coefficient of "
+                                                  "variation is a CLT, which needs E Z^4 < oo"),)},
+    "markov.singular_law": {"law": (), "second_moment": (_RATE,), "edge": (_EDGE,)},
+    "markov.circular_law": {"law": (_DENSITY,)},
+    "markov.outliers": {"lambda1": (), "s1": (_RATE,), "sqrtT_s2": (_EDGE,),
+                        "sqrtT_lambda2": (_EDGE, _DENSITY)},
+    "fix.spectrum": {"spectrum": (), "law": (), "sqrtT_s1_Aperp": (_EDGE,)},
+    "width.stable_rank": {"sr_A": (_RATE,), "sr_X1": (), "sr_Sigma1": (_RATE,),
+                          "sr_Aperp_over_T": (_EDGE,), "sr_X1perp_over_T": (_EDGE,),
+                          "sr_Sigma1perp_over_T": (_EDGE,)},
+}
+
+_LOGNORMAL_DOMAIN = ("the domain s2 <= 1/2 of the edge checks is about log-normal tails; "
+                     "for entries of law {law} the check is judged at every size, under the "
+                     "law's hypotheses")
+
+
+def takes_entry_laws(claim_id: str) -> bool:
+    return claim_id in ENTRY_LAW_HYPOTHESES
+
+
+def entry_law_drops(claim: Claim, law) -> dict[str, str]:
+    """Prediction name -> why it leaves its status under ``law`` (empty: none does)."""
+    out = {}
+    for p in claim.predictions:
+        missing = [(h, why) for h, why in ENTRY_LAW_HYPOTHESES[claim.id].get(p.name, ())
+                   if not law.satisfies(h)]
+        if missing:
+            out[p.name] = (f"entry law {law.spec} lacks "
+                           + " and ".join(f"{HYPOTHESES[h]} ({law.why_not(h)})" for h, _ in missing)
+                           + ": " + "; ".join(why for _, why in missing)
+                           + (f"; status {p.status} -> {DROPPED_STATUS}" if p.status != DROPPED_STATUS
+                              else "; it was a conjecture already and stays one"))
+    return out
+
+
+#: The status of a prediction whose entry law is outside its theorem's hypotheses.
+DROPPED_STATUS = "conjecture"
+
+
+def with_entry_law(claim: Claim, law) -> Claim:
+    """``claim`` for entries of ``law`` (:class:`theory.entry_laws.EntryLaw`, not the
+    default): each prediction outside its hypotheses drops to :data:`DROPPED_STATUS`, the
+    reason in its note and in its checks' ``rate_note`` (in the results JSON); the
+    log-normal light-tail domain of the edge checks is lifted for laws that are not
+    log-normal."""
+    import dataclasses
+
+    drops = entry_law_drops(claim, law)
+    predictions = tuple(
+        dataclasses.replace(p, status=DROPPED_STATUS,
+                            note=(p.note + "; " if p.note else "") + drops[p.name])
+        if p.name in drops else p for p in claim.predictions)
+    checks = []
+    for c in claim.checks:
+        if c.domain is not None and not law.lognormal:
+            c = dataclasses.replace(c, domain=None, domain_note="",
+                                    rate_note=c.rate_note + "; "
+                                    + _LOGNORMAL_DOMAIN.format(law=law.spec))
+        if c.prediction in drops:
+            c = dataclasses.replace(c, rate_note=f"[{drops[c.prediction]}] {c.rate_note}")
+        checks.append(c)
+    return dataclasses.replace(claim, predictions=predictions, checks=tuple(checks))

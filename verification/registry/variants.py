@@ -102,6 +102,12 @@ _BCCT = "Bordenave, Caputo, Chafai, Tikhomirov, On the spectral radius of a rand
 _ELEMENTWISE_CASES = {"quick": ({"s2": 0.5, "mu": 0.0}, {"s2": 1.0, "mu": 0.5}),
                       "standard": ({"s2": 0.5, "mu": 0.0}, {"s2": 1.0, "mu": 0.0},
                                    {"s2": 0.5, "mu": 0.5}, {"s2": 1.0, "mu": 0.5})}
+# sigmoid: sigma is nearly odd about 0, so near mu = 0 its variance moves little with mu
+# (x1.25 at mu = 0.5 moves the edge 1.1-1.8%, within the quick power): the second mean is
+# 1.5, where x1.25 and x0.8 move sqrt(v_phi) by 11-15% (moments_float, s2 = 0.5 and 1)
+_SIGMOID_CASES = {"quick": ({"s2": 0.5, "mu": 0.0}, {"s2": 1.0, "mu": 1.5}),
+                  "standard": ({"s2": 0.5, "mu": 0.0}, {"s2": 1.0, "mu": 0.0},
+                               {"s2": 0.5, "mu": 1.5}, {"s2": 1.0, "mu": 1.5})}
 _LINEAR_CASES = {"quick": ({"s2": 1.0, "mu": 0.0}, {"s2": 0.5, "mu": 0.5}),
                  "standard": ({"s2": 1.0, "mu": 0.0}, {"s2": 0.5, "mu": 0.0},
                               {"s2": 0.5, "mu": 0.5}, {"s2": 1.0, "mu": 0.5})}
@@ -151,34 +157,37 @@ def _elementwise_claim(name: str, title: str, how: str, rates: dict[str, tuple[f
 
 
 def _rates(outlier, lam2, measured):
-    """Stated rates (lower bounds below the local slopes measured on the sizes of the quick
-    profile, T = 64..362, 20 replicates, and the standard one, T = 64..1024, 24 replicates,
-    at s2 = 1, mu = 0.5; ``measured`` quotes them)."""
+    """Stated rates: the theory's, where it gives one (the outlier's ``1/T``, the
+    Tracy-Widom ``T^(-2/3)`` of an edge), each checked against the local slopes measured on
+    the quick profile's sizes, T = 64..362, 20 replicates, and the standard one's,
+    T = 64..1024, 24 replicates (``measured`` quotes them). A stated rate is a lower bound
+    on the decay of the mean error; stating the theory's rate rather than a lower one gives
+    the audit's "rate +0.5" variant something to reject."""
     return {
         "outlier": (outlier, "derived",
                     "the outlier eigenvalue is mu_phi + 1^T N 1/T + O(||N||^2/mu_phi), N the "
                     "centred part, ||N|| ~ T^(-1/2): error ~ T^(-1); with no outlier "
                     "(mu_phi = 0) the top eigenvalue is the bulk's, |lambda| ~ T^(-1/2); "
                     f"measured {measured['outlier']}"),
-        "sqrtT_s2": (0.5, "empirical",
-                     "edge of a sample-covariance-type bulk: Tracy-Widom scale T^(-2/3) "
-                     f"asymptotically; measured {measured['sqrtT_s2']}: asserted 1/2"),
+        "sqrtT_s2": (2 / 3, "derived",
+                     "edge of the centred i.i.d. part (interlacing over the rank-one mean): "
+                     "Tracy-Widom fluctuations of order T^(-2/3), the slowest term; "
+                     f"measured {measured['sqrtT_s2']}"),
         "sqrtT_lambda2": (lam2, "empirical",
                           "spectral radius of an i.i.d. matrix: fluctuations and bias of "
                           f"order sqrt(log T / T) (Ginibre); measured {measured['sqrtT_lambda2']}"
                           + ("" if lam2 is not None else
                              ": recorded only, the extrapolated limit cannot reject a limit 5% "
                              "off (--perturb 0.05 and -0.05 both pass) at T <= 1024")),
-        "sqrtT_s1_fix": (0.5, "empirical",
-                         f"as sqrtT_s2, without the outlier; measured {measured['sqrtT_s1_fix']}: "
-                         "asserted 1/2"),
+        "sqrtT_s1_fix": (2 / 3, "derived",
+                         f"as sqrtT_s2, without the outlier; measured {measured['sqrtT_s1_fix']}"),
     }
 
 
 _register(_elementwise_claim(
     "relu", r"ReLU attention $\max(M,0)/T$: outlier at $\mu_\varphi$, bulk edges $2\sqrt{v_\varphi}$, $\sqrt{v_\varphi}$",
     "closed form by sympy integration",
-    _rates(0.55, None, {"outlier": "0.83, 0.72 (quick), 0.96 (standard): asserted 0.55",
+    _rates(1.0, None, {"outlier": "0.83±0.12, 0.72±0.12 (quick), 0.96 (standard)",
                         "sqrtT_s2": "0.74, 0.86, 0.75", "sqrtT_s1_fix": "0.72, 0.85, 0.72",
                         "sqrtT_lambda2": "local slopes 0.09±0.11, 0.16±0.11 (quick), "
                                          "0.24±0.06 (standard), 0.04±0.22 at s2 = 2, mu = -0.5 "
@@ -187,16 +196,16 @@ _register(_elementwise_claim(
 _register(_elementwise_claim(
     "sigmoid", r"Sigmoid attention $\sigma(M)/T$: outlier at $\mu_\varphi$, bulk edges $2\sqrt{v_\varphi}$, $\sqrt{v_\varphi}$",
     "mpmath quadrature, 30 digits",
-    _rates(0.55, None, {"outlier": "1.11, 1.13 (quick), 1.04 (standard): asserted 0.55",
+    _rates(1.0, None, {"outlier": "1.11±0.13, 1.13±0.12 (quick), 1.04 (standard)",
                         "sqrtT_s2": "0.83, 0.79, 0.73", "sqrtT_s1_fix": "0.81, 0.78, 0.70",
                         "sqrtT_lambda2": "local slopes 0.29±0.09, 0.31±0.10 (quick), "
                                          "0.41±0.06 (standard)"}),
-    _ELEMENTWISE_CASES))
+    _SIGMOID_CASES))
 _register(_elementwise_claim(
     "linear", r"Linear attention $M/T$: outlier at $\mu$ (none, hence no gap, at $\mu=0$), bulk edges $2s$, $s$",
     "closed form by sympy integration: mu_phi = mu, v_phi = s2",
-    _rates(RateRule("0.55 for mu != 0; 0.35 at mu = 0 (no outlier)",
-                    lambda p: 0.35 if float(p["mu"]) == 0.0 else 0.55),
+    _rates(RateRule("1 for mu != 0; 1/2 at mu = 0 (no outlier: the bulk's top eigenvalue)",
+                    lambda p: 0.5 if float(p["mu"]) == 0.0 else 1.0),
            None, {"outlier": "0.53±0.06 at mu = 0, 1.24 at mu = 0.5 (quick), 1.04 (standard); at "
                              "mu = 0 the statement is 'no outlier' (limit 0, which --perturb "
                              "cannot move; extrapolated 0.022±0.021, so an outlier above about "

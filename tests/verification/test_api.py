@@ -1,0 +1,137 @@
+"""tests for verification/api.py (the Python API), the README's walk-through and the
+generated theory document docs/claims.md."""
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from verification import describe, predict, statement, verify
+from verification.api import Run
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = dict(sizes=[16, 23, 32], replicates=2, seed=1)
+
+
+def _readme_block(section: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"## {section}\n")
+    end = text.find("\n## ", start + 1)
+    blocks = re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)
+    assert len(blocks) == 1, f"README section {section!r} must hold one python block"
+    return blocks[0]
+
+
+def test_readme_python_api_walkthrough_runs(capsys):
+    exec(compile(_readme_block("Python API"), "README.md (Python API)", "exec"), {})
+    out = capsys.readouterr().out
+    assert "Eq(Limit(s1(T), T, oo, dir='-'), 1)" in out
+    assert "1.0658" in out
+
+
+def test_docs_claims_md_is_generated_from_the_registry():
+    """docs/claims.md is what `gapverify docs` writes now: regenerate it with
+    `gapverify docs --out docs/claims.md` when the registry changes."""
+    from verification.claimdocs import claims_markdown
+    from verification.registry import CLAIMS
+
+    committed = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
+    fresh = claims_markdown()
+    assert committed == fresh, ("docs/claims.md differs from the registry: run "
+                                "'gapverify docs --out docs/claims.md' and commit it")
+    for cid, claim in CLAIMS.items():
+        assert f"### {cid}" in fresh
+        for p in claim.predictions:
+            assert f"`{p.name}`" in fresh
+        for ref in claim.references:
+            assert ref in fresh
+    assert (ROOT / "docs" / "index.md").read_text().count("claims.md") >= 1
+
+
+def test_predict_matches_the_command_line(capsys):
+    from verification.cli import main
+
+    assert main(["predict", "width.stable_rank", "--set", "gamma=0.5", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)["predictions"]
+    assert predict("width.stable_rank", gamma=0.5) == cli
+    with pytest.raises(ValueError, match="takes no parameter 'gamma'"):
+        predict("softmax.kappa", gamma=0.5)
+    with pytest.raises(ValueError, match=r"'s2'.*709\.78"):
+        predict("softmax.kappa", s2=1e308)
+    with pytest.raises(KeyError, match="known claims"):
+        predict("no.such")
+
+
+def test_statement_is_written_with_functions_of_T():
+    T = sp.Symbol("T", positive=True, integer=True)
+    eqs = statement("markov.outliers", symbolic=True)
+    s2 = sp.Symbol("s2", positive=True)
+    assert eqs[0] == sp.Eq(sp.Function("lambda1")(T), 1)  # exact at every T
+    assert eqs[1].lhs == sp.Limit(sp.Function("s1")(T), T, sp.oo, "-") and eqs[1].rhs == 1
+    assert eqs[2].rhs.free_symbols == {s2}
+    # at parameters the right-hand side is a number, the same as predict's
+    at = statement("markov.outliers", s2=0.25)
+    assert float(at[2].rhs) == pytest.approx(predict("markov.outliers", s2=0.25)["sqrtT_s2"],
+                                             rel=1e-15)
+    # a formula that needs an integer depth gets it
+    deep = statement("depth.stable_rank", symbolic=True, depth=2)
+    assert sp.Symbol("gamma", positive=True) in deep[2].rhs.free_symbols
+    # a given parameter is a number, the integer depth its default, the others symbols
+    half = statement("depth.stable_rank", symbolic=True, gamma=0.5)
+    assert half[2].rhs.free_symbols == set() and half[0].rhs.free_symbols == {s2}
+
+
+def test_describe_has_parameters_predictions_checks_and_power_targets():
+    d = describe("markov.singular_law")
+    assert [p["name"] for p in d["parameters"]] == ["s2", "mu"]
+    assert d["parameters"][0]["domain"] == "(0, inf)"
+    edge = next(c for c in d["checks"] if c["prediction"] == "edge")
+    assert edge["model"] == "rate range" and edge["minimum_sizes"] == 4 and edge["domain"]
+    assert d["power_targets"]["quick"] == 0.05 and d["profiles"]["quick"]["power_target"] == 0.05
+    values = next(p for p in d["predictions"] if p["name"] == "edge")["values"]
+    assert len(values) == len(d["cases"]) == 2
+    json.dumps(d, allow_nan=False)
+
+
+def test_verify_returns_plain_results(tmp_path):
+    run = verify("softmax.kappa", store=tmp_path / "s.sqlite", **TINY)
+    assert isinstance(run, Run) and run.run_id == 1
+    claim = run["softmax.kappa"]
+    # tiny sizes: not verified (no power), or a (flaky) failure; never verified
+    expected = {"not verified": ("not verified", 3), "fail": ("failed", 1), "flaky": ("flaky", 1)}
+    assert (claim.verdict, run.exit_code) == expected[claim.outcome]
+    assert not claim.verified and claim.root_seed == 1 and claim.sizes == [16, 23, 32]
+    data = run.to_dict()
+    json.dumps(data, allow_nan=False)
+    assert data["provenance"]["schema"] == 2
+    rows = run.rows()
+    assert {r["T"] for r in rows} == {16, 23, 32} and rows[0]["claim"] == "softmax.kappa"
+    # the same measurements again: reused, same numbers, a second run recorded
+    again = verify("softmax.kappa", store=tmp_path / "s.sqlite", **TINY)
+    assert again.run_id == 2 and again.rows()[0]["mean"] == rows[0]["mean"]
+
+
+def test_verify_refuses_bad_input_like_the_command_line():
+    with pytest.raises(ValueError, match="at least 3"):
+        verify("softmax.kappa", sizes=[64])
+    with pytest.raises(ValueError, match="'gamma' in --set is not a parameter"):
+        verify("softmax.kappa", params={"gamma": 0.5}, **TINY)
+    with pytest.raises(ValueError, match="'seed'"):
+        verify("softmax.kappa", seed=-1)
+    with pytest.raises(ValueError, match="profile"):
+        verify("softmax.kappa", profile="huge")
+
+
+def test_to_dataframe_needs_pandas_and_says_so(monkeypatch):
+    run = verify("softmax.kappa", **TINY)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        run.to_dataframe()
+
+
+def test_to_dataframe_with_pandas():
+    pd = pytest.importorskip("pandas")
+    frame = verify("softmax.kappa", **TINY).to_dataframe()
+    assert isinstance(frame, pd.DataFrame) and set(frame["T"]) == {16, 23, 32}

@@ -1,0 +1,290 @@
+r"""The Python API: ``from verification import verify, predict, describe, statement``.
+
+A thin facade over what the command line runs (:func:`verification.suite.verify`,
+:func:`verification.suite.results_json`, the same input checks as ``gapverify run``), so
+the numbers, verdicts and store are those of ``gapverify run``:
+
+>>> from verification import predict
+>>> predict("softmax.kappa", s2=0.5)                       # doctest: +SKIP
+{'kappa': 0.8050...}
+
+* :func:`predict` -- a claim's predictions at parameters, as floats;
+* :func:`statement` -- its statement as sympy equations, each measured quantity a
+  function of ``T`` (``Eq(Limit(s1(T), T, oo), 1)``), symbolic or at parameters;
+* :func:`describe` -- parameters, predictions, checks, rates, profiles (plain data);
+* :func:`verify` -- sample and judge claims; returns a :class:`Run` of
+  :class:`ClaimVerdict` s with ``to_dict()`` (plain data, no pandas) and
+  ``to_dataframe()`` (pandas, one row per claim, check and size).
+
+Bad input raises ``ValueError`` (:class:`theory.parameters.ParameterError` or
+:class:`verification.cli.UsageError`) with the message the command line prints.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import sympy as sp
+
+__all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
+
+
+def _claim(claim_id: str):
+    from verification.registry import get_claim
+
+    return get_claim(claim_id)
+
+
+def _values(claim, params: Mapping[str, object]) -> dict:
+    from verification.cli import check_finite
+
+    unknown = [k for k in params if k not in claim.parameters]
+    if unknown:
+        from theory.parameters import ParameterError
+
+        raise ParameterError(f"claim {claim.id} takes no parameter '{unknown[0]}'; it takes: "
+                             f"{', '.join(claim.parameters)}")
+    values = claim.resolve(params)
+    check_finite([claim.id], params)
+    return values
+
+
+def predict(claim: str, **params: float) -> dict[str, float]:
+    """Every named prediction of ``claim`` at ``params`` (the rest at the paper's
+    defaults), as floats: ``predict("softmax.kappa", s2=0.5)`` -> ``{"kappa": 0.805...}``.
+    The same numbers as ``gapverify predict CLAIM --set NAME=VALUE --json``."""
+    c = _claim(claim)
+    return c.predict_numbers(_values(c, params))
+
+
+def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
+    """The statement of ``claim`` as sympy equations, each measured quantity written as a
+    function of ``T``: ``Eq(Limit(s1(T), T, oo), 1)`` for a limit, ``Eq(lambda1(T), 1)``
+    for an exact identity (a reference value in another limit keeps its own variable).
+
+    ``symbolic=True`` keeps the parameters as symbols (``s2``, ``gamma``, ...; a formula
+    that needs a number, e.g. an integer depth, gets it from ``params`` or the default);
+    otherwise they take ``params`` and the defaults. The right-hand sides evaluate with
+    ``.rhs.evalf()``; ``{eq.lhs: eq.rhs for eq in statement(...)}`` maps each limit to
+    its value.
+    """
+    from theory.parameters import PARAMETERS
+    from verification.claims import T_SYMBOL
+
+    c = _claim(claim)
+    values = _values(c, params)
+    names = [n for n in c.parameters if n in PARAMETERS]
+    exact = c.exact_parameters(values)
+    integers = {n for n in names if PARAMETERS[n].integer}
+    out = []
+    for p in c.predictions:
+        tries = [set(params), set(params) | integers, set(names)] if symbolic else [set(names)]
+        for numeric in tries:
+            ex = {n: exact[n] if n in numeric else PARAMETERS[n].symbol for n in names}
+            try:
+                eq = p.statement(ex)
+                break
+            except TypeError:  # a formula that needs a number (int(depth)): more numbers
+                continue
+        else:
+            eq = p.statement(exact)
+        q = sp.Symbol(p.name)
+        f = sp.Function(p.name)(T_SYMBOL) if p.kind != "reference" else q
+        out.append(eq.xreplace({q: f}))
+    return sp.Tuple(*out)
+
+
+def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
+    """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
+    (:func:`verification.claimdocs.describe_claim`)."""
+    from verification.claimdocs import describe_claim
+
+    return describe_claim(claim, profile)
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass
+class CheckVerdict:
+    """One check of a claim at one parameter case: its verdict in the table's words
+    (``verdict``) and as the judging's outcome (``pass``, ``fail``, ``lacks power``,
+    ...), the prediction, the power and the per-size rows."""
+
+    claim: str
+    label: str
+    prediction: str
+    kind: str
+    status: str
+    predicted: float | None
+    verdict: str
+    outcome: str
+    reason: str
+    power: float | str | None
+    power_target: float | None
+    case: dict | None
+    rows: list[dict]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class ClaimVerdict:
+    """One claim's verdict: ``verdict`` is the table's word (``verified``, ``supported``,
+    ``reproduced``, ``not verified``, ``failed``, ``flaky``), ``outcome`` the judging's
+    (``pass``, ``fail``, ...); ``verified`` is true only for a passing theorem or
+    derived claim."""
+
+    claim: str
+    status: str
+    verdict: str
+    outcome: str
+    power_summary: str
+    unverified: list[str]
+    parameters: dict
+    cases: list[dict] | None
+    sizes: list[int]
+    replicates: int
+    root_seed: int
+    checks: list[CheckVerdict]
+
+    @property
+    def verified(self) -> bool:
+        return self.outcome == "pass" and self.status in ("theorem", "derived")
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Run:
+    """What :func:`verify` returns: one :class:`ClaimVerdict` per claim, the run's id in
+    its store (``None`` for an in-memory or read-only store), the exit code the command
+    line would give, and ``results``, the full JSON the command line writes with
+    ``--json`` (provenance included)."""
+
+    claims: list[ClaimVerdict]
+    exit_code: int
+    run_id: int | None
+    store: str
+    results: dict = field(repr=False)
+
+    def __getitem__(self, claim: str) -> ClaimVerdict:
+        for c in self.claims:
+            if c.claim == claim:
+                return c
+        raise KeyError(claim)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (no pandas needed): the run's claims and their checks."""
+        return {"run_id": self.run_id, "store": self.store, "exit_code": self.exit_code,
+                "provenance": self.results.get("provenance"),
+                "claims": [c.to_dict() for c in self.claims]}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per claim, check (and case) and size: the columns of ``gapverify runs
+        --csv``."""
+        from verification.cli import csv_rows
+
+        return csv_rows(self.results, self.run_id)
+
+    def to_dataframe(self):
+        """:meth:`rows` as a pandas DataFrame; needs pandas (``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("Run.to_dataframe() needs pandas, which is not installed: "
+                              "pip install pandas (Run.to_dict() and Run.rows() need no "
+                              "pandas)") from exc
+        from verification.cli import CSV_COLUMNS
+
+        return pd.DataFrame(self.rows(), columns=list(CSV_COLUMNS))
+
+
+def _claim_verdict(data: Mapping[str, Any]) -> ClaimVerdict:
+    checks = [CheckVerdict(claim=data["claim"], label=c["label"], prediction=c.get("prediction", ""),
+                           kind=c["kind"], status=c["status"], predicted=c.get("predicted"),
+                           verdict=c["verdict"], outcome=c["outcome"], reason=c.get("reason", ""),
+                           power=c.get("power"), power_target=c.get("power_target"),
+                           case=c.get("case"), rows=list(c.get("rows") or []))
+              for c in data["checks"]]
+    return ClaimVerdict(claim=data["claim"], status=data["status"], verdict=data["verdict"],
+                        outcome=data["outcome"], power_summary=data.get("power_summary", ""),
+                        unverified=list(data.get("unverified") or []),
+                        parameters=dict(data.get("parameters") or {}), cases=data.get("cases"),
+                        sizes=list(data["sizes"]), replicates=int(data["replicates"]),
+                        root_seed=int(data["root_seed"]), checks=checks)
+
+
+def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
+           store: str | Path | None = None, seed: int | None = None, workers: int = 1,
+           sizes: Sequence[int] | None = None, params: Mapping[str, float] | None = None,
+           replicates: int | None = None, level: float | None = None,
+           replay: bool = True) -> Run:
+    """Sample and judge ``claims`` (an id, a list of ids, or ``None`` for every claim),
+    exactly as ``gapverify run`` does, and record the run in ``store``.
+
+    ``store``: a SQLite path (created if missing; measurements already there are reused),
+    or ``None``/``":memory:"`` for a store that lives only as long as this call. ``seed``
+    (default the command line's) is the root seed; ``sizes`` and ``replicates`` replace
+    the profile's (at least 3 sizes for a stated rate, 4 for a rate range); ``params`` is
+    ``--set`` (every claim must take each parameter). Raises ``ValueError`` for bad input.
+    """
+    from verification.cli import (EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED, _int_in, check_finite,
+                                  check_overrides, check_sizes, parse_sizes)
+    from verification.registry import CLAIMS, get_claim
+    from verification.runner import DEFAULT_SEED
+    from verification.store import Store
+    from verification.suite import RunOptions, results_json, verify as run_suite
+    from verification.verdict import DEFAULT_LEVEL
+    from theory.parameters import PARAMETERS, validate_parameters
+
+    ids = list(CLAIMS) if claims is None else [claims] if isinstance(claims, str) else list(claims)
+    for c in ids:
+        get_claim(c)
+    if profile not in ("quick", "standard", "large"):
+        raise ValueError(f"parameter 'profile' must be quick, standard or large, got {profile!r}")
+    missing = [c for c in ids if profile not in get_claim(c).profiles]
+    if missing:
+        raise ValueError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
+    seed = DEFAULT_SEED if seed is None else _int_in("seed", 0, 2**63 - 1)(str(seed))
+    workers = _int_in("workers", 1, 64)(str(workers))
+    if sizes is not None:
+        sizes = parse_sizes(",".join(str(int(s)) for s in sizes))
+    if replicates is not None:
+        replicates = _int_in("replicates", 2, 10000)(str(replicates))
+    overrides = validate_parameters(dict(params or {}), tuple(PARAMETERS))
+    check_overrides(ids, overrides)
+    check_sizes(ids, sizes)
+    if overrides:
+        check_finite(ids, overrides, profile)
+    opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
+                      overrides=overrides, workers=workers,
+                      level=DEFAULT_LEVEL if level is None else float(level), replay=replay)
+    path = ":memory:" if store is None else str(store)
+    st = Store(path)
+    try:
+        results = run_suite(opts, st)
+        payload = results_json(results, opts)
+        payload["command"] = "verification.verify(" + ", ".join(
+            [repr(ids), f"profile={profile!r}", f"seed={seed}"]
+            + ([f"sizes={list(sizes)}"] if sizes else [])
+            + ([f"params={dict(overrides)}"] if overrides else [])) + ")"
+        run_id = st.add_run(payload["command"], payload) if path != ":memory:" else 0
+    finally:
+        st.close()
+    from verification.suite import json_safe
+
+    payload = json_safe(payload)
+    if run_id:
+        payload["run_id"] = run_id
+    outcomes = [r.verdict for r in results]
+    code = (EXIT_FAIL if any(v in ("fail", "flaky") for v in outcomes) else
+            EXIT_OK if all(v == "pass" for v in outcomes) else EXIT_UNVERIFIED)
+    return Run(claims=[_claim_verdict(c) for c in payload["claims"]], exit_code=code,
+               run_id=run_id or None, store=path, results=payload)
