@@ -5,10 +5,13 @@ results JSON or the last run of a store) and recompute no sample:
 
 * :mod:`reports.latex`: escaping (pylatexenc) and numbers whose digits follow their
   standard error (uncertainties' concise ``0.0490(12)``, read by siunitx's ``\\num``);
-* :mod:`reports.tables`: one booktabs/threeparttable table per claim and a summary
+* :mod:`reports.tables`: the per-claim summary (one column of a two-column paper), the
+  per-check table in siunitx ``S`` columns, the notes on the checks (registry notes with
+  their math typeset, :func:`reports.latex.prose`) and the per-size table of each claim
   (jinja2 templates in ``reports/templates``, :mod:`reports.render`);
 * :mod:`reports.figures`: matplotlib figures of the stored spectra and of the rates;
-* :mod:`reports.document`: ``report.tex`` and its compilation with pdflatex.
+* :mod:`reports.document`: ``report.tex``, whether LaTeX is usable here
+  (:func:`reports.document.latex_status`) and the compilation with pdflatex.
 """
 import importlib
 

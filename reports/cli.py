@@ -15,7 +15,8 @@ provenance); without ``--run`` the outputs of the last run (or of ``--from``) go
 ``OUT`` itself, as before, and files there that this command did not rewrite (left by
 another run) are named in a warning on stderr.
 
-Exit codes: 0 written (and compiled, where pdflatex exists), 1 pdflatex failed (the tail
+Exit codes: 0 written (and compiled where LaTeX is usable; otherwise the ``.tex`` only,
+and a line says why there is no PDF), 1 pdflatex failed on a usable installation (the tail
 of its log is printed), 2 bad input (a missing or unreadable results file or store).
 """
 from __future__ import annotations
@@ -59,6 +60,9 @@ def register(subparsers) -> None:
     _source_arguments(r)
     r.add_argument("--out", metavar="DIR", default=DEFAULT_REPORT_OUT,
                    help=f"output folder (default {DEFAULT_REPORT_OUT})")
+    r.add_argument("--appendix", action="store_true",
+                   help="add the per-size convergence table of every claim as an appendix "
+                        "(long; the tables are written to OUT/tables either way)")
 
 
 def _load(args):
@@ -137,13 +141,13 @@ def _cmd_tables(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from reports.document import CompileError, ENGINE, compile_pdf, write_report
+    from reports.document import CompileError, compile_pdf, latex_status, write_report
 
     run, store = _load(args)
     if run is None:
         return EXIT_USAGE
     before = _snapshot(Path(args.out) / "tables", Path(args.out) / "figures")
-    files = write_report(run, args.out, store)
+    files = write_report(run, args.out, store, appendix=args.appendix)
     _warn_leftovers(args.out, before)
     print(f"tables ({len(files.tables)}):")
     for p in files.tables:
@@ -154,17 +158,26 @@ def _cmd_report(args) -> int:
     for s in files.skipped:
         print(f"  left out: {s}")
     print(f"LaTeX document: {files.tex}")
+    status = latex_status()
     try:
-        pdf = compile_pdf(files.tex)
+        pdf = compile_pdf(files.tex, status=status)
     except CompileError as exc:
         print(f"gapverify: error: {exc}; end of the log:", file=sys.stderr)
         print(exc.log_tail, file=sys.stderr)
         return EXIT_FAIL
     if pdf is None:
-        print(f"no LaTeX engine ({ENGINE}) on the PATH: wrote {files.tex} only; compile it "
-              f"with '{ENGINE} report.tex' (twice) in {files.out_dir}")
+        print(f"no PDF: {status.reason}; wrote {files.tex} only; compile it with "
+              f"'pdflatex report.tex' (twice) in {files.out_dir} where LaTeX is complete")
     else:
         print(f"PDF report: {pdf}")
+        from reports.document import box_warnings
+
+        log = pdf.with_suffix(".log")
+        boxes = box_warnings(log.read_text(errors="replace")) if log.is_file() else []
+        if boxes:
+            worst = max((b.points or 0.0 for b in boxes), default=0.0)
+            print(f"  {len(boxes)} over- or underfull box warnings in {log} (widest "
+                  f"{worst:.1f} pt too wide)")
     return EXIT_OK
 
 

@@ -6,26 +6,35 @@ Layout of the output folder::
     figures/<name>.pdf, figures/<name>.png   (reports.figures)
     report.tex, report.pdf                   (this module)
 
-``report.tex`` ``\input``\ s the tables and includes the PDF figures; it is compiled twice
-(for references) with ``-interaction=nonstopmode -halt-on-error`` in the output folder,
-where ``shutil.which("pdflatex")`` finds an engine. Without one, the ``.tex`` is still
-written and the caller says so.
+``report.tex`` ``\input``\ s the tables and includes the PDF figures: the per-claim
+summary, the per-check table, the notes on the checks and the figures; with
+``appendix=True`` also the per-size convergence table of every claim (long: one float per
+check group). It is compiled twice (for references) with ``-interaction=nonstopmode
+-halt-on-error`` in the output folder when LaTeX is usable (:func:`latex_status`: an engine
+on the path and every package of :data:`REQUIRED_PACKAGES`). Otherwise the ``.tex`` is
+still written and the caller says why there is no PDF.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from reports.figures import draw_all, save
-from reports.latex import TeX, escape, significant
+from reports.latex import PACKAGES, TeX, escape, prose, significant
 from reports.render import render
-from reports.tables import SUMMARY_NAME, write_tables
+from reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 
 __all__ = ["ReportFiles", "write_report", "compile_pdf", "CompileError", "ENGINE",
-           "LATEX_RUNS"]
+           "LATEX_RUNS", "REQUIRED_PACKAGES", "LatexStatus", "latex_status", "BoxWarning",
+           "box_warnings", "missing_packages"]
+
+#: Every package the report loads (the tables need :data:`reports.latex.PACKAGES`).
+REQUIRED_PACKAGES = ("geometry", "graphicx") + PACKAGES
 
 ENGINE = "pdflatex"
 LATEX_RUNS = 2
@@ -53,37 +62,143 @@ class ReportFiles:
     pdf: Path | None = None
 
 
+@dataclass(frozen=True)
+class LatexStatus:
+    """Whether the report can be compiled here: ``usable``, the engine found, the packages
+    missing and, when not usable, a sentence saying why (it names the missing packages)."""
+
+    usable: bool
+    engine: str | None
+    missing: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def _kpsewhich_missing(packages) -> list[str] | None:
+    # the packages kpsewhich cannot find; None when there is no kpsewhich
+    kpse = shutil.which("kpsewhich")
+    if kpse is None:
+        return None
+    try:
+        proc = subprocess.run([kpse, *(f"{p}.sty" for p in packages)], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = {Path(line.strip()).stem for line in proc.stdout.splitlines() if line.strip()}
+    return [p for p in packages if p not in found]
+
+
+def _probe_missing(engine: str, packages) -> list[str]:
+    # compile a document that loads each package; the ones LaTeX reports as not found
+    missing = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in packages:
+            probe = Path(tmp) / "probe.tex"
+            probe.write_text("\\documentclass{article}\\usepackage{" + p + "}\n"
+                             "\\begin{document}x\\end{document}\n")
+            try:
+                proc = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error",
+                                       "-draftmode", probe.name], cwd=tmp, capture_output=True,
+                                      text=True, errors="replace", timeout=120,
+                                      stdin=subprocess.DEVNULL)
+            except (OSError, subprocess.TimeoutExpired):
+                missing.append(p)
+                continue
+            if proc.returncode != 0:
+                missing.append(p)
+    return missing
+
+
+def missing_packages(engine: str, packages=REQUIRED_PACKAGES) -> list[str]:
+    """The LaTeX packages of ``packages`` this TeX installation lacks: ``kpsewhich`` for
+    each ``.sty`` where it exists, else a probe document per package compiled with
+    ``engine``."""
+    missing = _kpsewhich_missing(packages)
+    return _probe_missing(engine, packages) if missing is None else missing
+
+
+def latex_status(engine: str | None = None) -> LatexStatus:
+    """Whether ``engine`` (default: ``pdflatex`` on the path) can compile the report: it
+    exists and every package of :data:`REQUIRED_PACKAGES` is installed. A partial TeX
+    installation (``pdflatex`` without, say, ``threeparttable.sty``) is not usable, and
+    the reason names what is missing."""
+    exe = engine or shutil.which(ENGINE)
+    if exe is None:
+        return LatexStatus(False, None, (), f"no LaTeX engine ({ENGINE}) on the PATH")
+    missing = tuple(missing_packages(exe))
+    if missing:
+        names = ", ".join(f"{p}.sty" for p in missing)
+        return LatexStatus(False, exe, missing,
+                           f"{ENGINE} is installed but lacks {names} (Debian: texlive-latex-extra "
+                           f"and texlive-science hold them)")
+    return LatexStatus(True, exe)
+
+
+_BOX = re.compile(r"^(Overfull|Underfull) \\([hv])box \((?:([\d.]+)pt too (?:wide|high)|badness (\d+))\)"
+                  r"(.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class BoxWarning:
+    """One over- or underfull box of a pdflatex log: ``kind`` ``Overfull`` or
+    ``Underfull``, ``box`` ``h`` or ``v``, ``points`` (how much too wide or high, for an
+    overfull box) or ``badness`` (an underfull one), and where."""
+
+    kind: str
+    box: str
+    points: float | None
+    badness: int | None
+    where: str
+
+
+def box_warnings(log: str) -> list[BoxWarning]:
+    """Every ``Overfull``/``Underfull`` box warning of a pdflatex log."""
+    return [BoxWarning(m.group(1), m.group(2), float(m.group(3)) if m.group(3) else None,
+                       int(m.group(4)) if m.group(4) else None, m.group(5).strip())
+            for m in _BOX.finditer(log)]
+
+
 def _width(fig) -> TeX:
     # a figure w inches wide is shown at min(1, 0.85 w / text width) of the line
     w = float(fig.get_size_inches()[0])
     return TeX(f"{min(1.0, 0.85 * w / _TEXT_WIDTH_IN):.2f}\\linewidth")
 
 
-def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None) -> ReportFiles:
+def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
+                 appendix: bool = False) -> ReportFiles:
     """Write the tables, the figures (spectra read from ``store`` when it holds them) and
-    ``report.tex`` into ``out_dir``. Compiles nothing (:func:`compile_pdf`)."""
+    ``report.tex`` into ``out_dir``; ``appendix`` adds the per-size table of every claim.
+    Compiles nothing (:func:`compile_pdf`)."""
     out = Path(out_dir)
     files = ReportFiles(out_dir=out)
     files.tables = write_tables(run, out / "tables")
     drawn, files.skipped = draw_all(run, store)
+    seeds = sorted({int(c["root_seed"]) for c in run["claims"] if "root_seed" in c})
+    level = run.get("level")
+    level_tex = (TeX(r"\num{" + significant(level, 3) + "}") if isinstance(level, (int, float))
+                 else TeX("?"))
+    run_note = TeX(" Run: profile " + escape(run.get("profile") or "?") + ", root seed"
+                   + ("s " if len(seeds) > 1 else " ") + escape(", ".join(map(str, seeds)) or "?")
+                   + ", false-alarm level " + level_tex + " per claim.")
     figs = []
     for d in drawn:
         pdf, png = save(d, out / "figures")
         files.figures.append((pdf, png))
-        figs.append({"name": TeX(d.name), "caption": d.caption, "width": _width(d.figure),
+        figs.append({"name": TeX(d.name), "caption": TeX(d.caption + run_note),
+                     "width": _width(d.figure),
                      "path": TeX(f"figures/{d.name}.pdf")})
     profile_pdf = out / "depth_profile.pdf"
     if profile_pdf.is_file():  # written by `gapverify paper-figure` into the same folder
         figs.append({"name": TeX("depth_profile"), "width": TeX("0.8\\linewidth"),
                      "path": TeX("depth_profile.pdf"),
-                     "caption": TeX(r"The paper's depth experiment (rebuttal Figure VII): "
-                                    r"$\mathrm{sr}(\Sigma_\ell)$ against depth, Markov surrogate, "
-                                    r"standard (solid) and fixed $A^\perp$ (dashed), mean and "
-                                    r"one standard deviation over seeds, next to the "
-                                    r"free-probability limit $T(1+\ell(1+\gamma))/x_\ell^{*2}$ "
-                                    r"(dotted). Table: \texttt{depth\_profile.csv}.")})
-    seeds = sorted({int(c["root_seed"]) for c in run["claims"] if "root_seed" in c})
-    level = run.get("level")
+                     "caption": TeX(r"The paper's depth experiment, reproduced by "
+                                    r"\texttt{gapverify paper-figure}: the stable rank "
+                                    r"$\mathrm{sr}(\Sigma_\ell)$ against depth $\ell$ for the "
+                                    r"Markov surrogate of softmax attention, standard (solid) "
+                                    r"and fixed $A^\perp$ (dashed), mean and one standard "
+                                    r"deviation over seeds, next to the free-probability limit "
+                                    r"$T(1+\ell(1+\gamma))/x_\ell^{*2}$ (dotted). Its sizes and "
+                                    r"seeds are those of \texttt{paper-figure}, written with the "
+                                    r"numbers to \texttt{depth\_profile.csv}, not those of the run.")})
     text = render(
         "report.tex",
         command=run.get("command", ""),
@@ -91,12 +206,16 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None) -> Rep
         seeds_plural=TeX("s" if len(seeds) > 1 else ""),
         profile=run.get("profile", "?"),
         code_version=run.get("code_version", "?"),
-        level=TeX(r"\num{" + significant(level, 3) + "}") if isinstance(level, (int, float)) else "?",
+        level=level_tex,
         summary=TeX("tables/" + Path(SUMMARY_NAME).stem),
-        rules=run.get("rules", []),
+        checks=TeX("tables/" + Path(CHECKS_NAME).stem),
+        notes=TeX("tables/" + Path(NOTES_NAME).stem),
+        appendix=appendix,
+        rules=[prose(r) for r in run.get("rules", [])],
         figures=figs,
         skipped=files.skipped,
-        tables=[TeX("tables/" + p.stem) for p in files.tables if p.name != SUMMARY_NAME],
+        tables=[TeX("tables/" + p.stem) for p in files.tables
+                if p.name not in (SUMMARY_NAME, CHECKS_NAME, NOTES_NAME)],
     )
     files.tex = out / "report.tex"
     files.tex.write_bytes(text.encode("utf-8"))
@@ -109,14 +228,20 @@ def _tail(tex: Path, stdout: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def compile_pdf(tex: str | Path, engine: str | None = None, timeout: float = 300.0) -> Path | None:
+def compile_pdf(tex: str | Path, engine: str | None = None, timeout: float = 300.0,
+                status: LatexStatus | None = None) -> Path | None:
     """Compile ``tex`` with pdflatex in its own folder, :data:`LATEX_RUNS` times, and return
-    the PDF; ``None`` when no engine is on the path. Raises :class:`CompileError` with the
-    tail of the log when a run fails."""
+    the PDF; ``None`` when LaTeX is not usable here (no engine, or packages missing:
+    :func:`latex_status`, or ``status`` when the caller has it). Raises
+    :class:`CompileError` with the tail of the log when a run fails."""
     tex = Path(tex)
-    exe = engine or shutil.which(ENGINE)
-    if exe is None:
-        return None
+    if engine is None:
+        status = status or latex_status()
+        if not status.usable:
+            return None
+        exe = status.engine
+    else:
+        exe = engine
     for _ in range(LATEX_RUNS):
         try:
             proc = subprocess.run(
