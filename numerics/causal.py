@@ -28,7 +28,7 @@ from numerics.samplers import softmax_rows
 from numerics.statistics import LANCZOS_TOL, frobenius_sq, top_singular_values
 
 __all__ = ["causal_softmax", "cesaro_dense", "cesaro_operator", "cesaro_top_singular_value",
-           "causal_cesaro", "CAUSAL_EXPERIMENTS"]
+           "causal_cesaro", "causal_depth", "CAUSAL_EXPERIMENTS"]
 
 
 def causal_softmax(rng: np.random.Generator, T: int, mu: float, s2: float) -> np.ndarray:
@@ -92,4 +92,21 @@ def causal_cesaro(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> d
     }
 
 
-CAUSAL_EXPERIMENTS = {"causal.cesaro": causal_cesaro}
+def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> dict:
+    r"""A causal network of depth ``L`` (the Markov surrogate with the decoder mask,
+    :class:`numerics.networks.NetworkConfig` ``attention="causal"``), standard and with the
+    causal fix :math:`A_\ell - C_T` at every layer, on twin streams (the same logits and
+    weights): :math:`\mathrm{sr}(\Sigma_L)` of both, :math:`\mathrm{sr}(\Sigma_L)/T` of the
+    fixed one, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice."""
+    from numerics.experiments import _network_config, twin_streams
+    from numerics.networks import forward
+
+    a, b = twin_streams(rng)
+    std = forward(a, _network_config(T, p, False, attention="causal"))
+    fix = forward(b, _network_config(T, p, True, attention="causal"))
+    return {"sr_Sigma_std": float(std.sr_Sigma[-1]), "sr_Sigma_fix": float(fix.sr_Sigma[-1]),
+            "sr_Sigma_fix_over_T": float(fix.sr_Sigma_over_T[-1]),
+            "layers_sr_Sigma_std": std.sr_Sigma, "layers_sr_Sigma_fix": fix.sr_Sigma}
+
+
+CAUSAL_EXPERIMENTS = {"causal.cesaro": causal_cesaro, "causal.depth": causal_depth}
