@@ -257,7 +257,12 @@ def _backend_params(p: Mapping[str, object]) -> Backend:
     if p.get("entries") is not None:
         raise ValueError("parameter '--backend': entry laws (--entries) are sampled by the "
                          "numpy path only")
-    return backend_of(p)
+    b = backend_of(p)
+    if b.name == "torch" and b.device == "cpu":
+        # the runner's policy (verification.runner.task_limits): one BLAS thread per task,
+        # so the numbers do not depend on --workers
+        b.lib.set_num_threads(1)
+    return b
 
 
 def outliers(rng: np.random.Generator, T: int, p: Mapping[str, object]) -> dict:
