@@ -230,9 +230,9 @@ def _np_dtype(x) -> str:
 
 
 def frobenius_sq(M) -> float:
-    """``||M||_F^2``, summed in the array's dtype."""
+    """``||M||_F^2`` (``vector_norm`` of the flattened array: no second ``T x d`` buffer)."""
     xp = _ns(M)
-    return _scalar(xp.sum(M * M))
+    return _scalar(xp.linalg.vector_norm(M)) ** 2
 
 
 def _gram_frobenius_sq(X) -> float:
@@ -241,7 +241,7 @@ def _gram_frobenius_sq(X) -> float:
     total = 0.0
     for i in range(0, X.shape[0], GRAM_BLOCK):
         G = X[i:i + GRAM_BLOCK, :] @ X.T
-        total += _scalar(xp.sum(G * G))
+        total += _scalar(xp.linalg.vector_norm(G)) ** 2
     return total
 
 

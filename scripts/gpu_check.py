@@ -10,8 +10,9 @@ after the other, it runs
 
     gapverify run CLAIM --profile gpu --backend torch --device cuda --store OUT/gpu.sqlite
 
-(each with what is left of ``--budget`` seconds; a run cut short keeps what it stored and
-the same command resumes it), then prints
+(each with what is left of ``--budget`` seconds, 420 by default; a run cut short keeps
+what it stored in ``--store``, by default ``build/gpu_check/gpu.sqlite``, a path git
+ignores, so the same command resumes it), then prints
 
 * the seconds per task at every size (median over replicates, read from the store), and
   those at T = 16384 and 65536 (width: 16384 and 32768, its largest);
@@ -19,7 +20,9 @@ the same command resumes it), then prints
   this script (one BLAS thread, the suite's policy) against the median torch task there;
 * the claim and check verdicts.
 
-Everything also goes to OUT/gpu_check.json. Memory: A is T^2 numbers, 32 GiB at T = 65536
+Everything also goes to OUT/gpu_check.json (``--out``, default ``$OUT``, else
+``build/gpu_check``). Needs torch with CUDA and array-api-compat (``pip install -e
+'.[gpu]'``). Memory: A is T^2 numbers, 32 GiB at T = 65536
 in float64 (16 GiB in float32); width.stable_rank at T = 32768, gamma = 1/2 holds A (8 GiB),
 Y and A Y (16 GiB each).
 """
@@ -46,10 +49,14 @@ def _args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
-    p.add_argument("--out", default=os.environ.get("OUT", "gpu_check_out"),
-                   help="folder for the store and gpu_check.json (default: $OUT)")
-    p.add_argument("--budget", type=float, default=540.0,
-                   help="seconds for the two runs together (default 540)")
+    p.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "build" / "gpu_check")),
+                   help="folder for gpu_check.json and the runs' JSON (default: $OUT, else "
+                        "build/gpu_check)")
+    p.add_argument("--store", default=str(ROOT / "build" / "gpu_check" / "gpu.sqlite"),
+                   help="store of the runs (kept between calls: a rerun resumes)")
+    p.add_argument("--budget", type=float, default=420.0,
+                   help="seconds for the two runs together (default 420; the numpy timings "
+                        "at --numpy-T come after, about a minute on one core)")
     p.add_argument("--numpy-T", type=int, default=4096, help="size of the numpy comparison")
     p.add_argument("--sizes", default=None, help="T1,T2,... instead of the gpu profile's")
     p.add_argument("--replicates", default=None, help="instead of the gpu profile's 4")
@@ -59,6 +66,7 @@ def _args(argv=None):
     if a.dry_run:
         a.device, a.sizes, a.replicates, a.numpy_T = "cpu", "64,91,128,181", "2", 128
         a.budget = min(a.budget, 300.0)
+        a.store = str(Path(a.out) / "gpu.sqlite")
     return a
 
 
@@ -126,7 +134,8 @@ def _numpy_seconds(experiment: str, T: int) -> float:
 def main(argv=None) -> int:
     a = _args(argv)
     Path(a.out).mkdir(parents=True, exist_ok=True)
-    store = Path(a.out) / "gpu.sqlite"
+    store = Path(a.store)
+    store.parent.mkdir(parents=True, exist_ok=True)
     report = {"device": a.device, "dtype": a.dtype, "environment": _environment(a.device),
               "claims": {}}
     print(json.dumps(report["environment"]), flush=True)
