@@ -210,9 +210,7 @@ def top_eigenvalues(A, k: int = 2, tol: float = 1e-10, ncv: int = ARNOLDI_VECTOR
         want = order[:k]
         if np.all(residual[want] <= tol * np.abs(vals[want])):
             return vals[want]
-        threshold = np.abs(vals[order[keep - 1]]) * (1 - 1e-12)
-        S, Z, p = sla.schur(Hm, output="real",
-                            sort=lambda re, im: math.hypot(re, im) >= threshold)
+        S, Z, p = _sorted_schur(Hm, np.abs(vals[order]), keep)
         if p >= m:  # keep at most m - 1 vectors
             p = m - 1
         Zp = xp.asarray(Z[:, :p].astype(_np_dtype(A)), device=device(A))
@@ -223,6 +221,23 @@ def top_eigenvalues(A, k: int = 2, tol: float = 1e-10, ncv: int = ARNOLDI_VECTOR
         H[p, :p] = r @ Z[:, :p]
     raise RuntimeError(f"Krylov-Schur did not reach relative residual {tol:g} in "
                        f"{max_restarts} restarts")
+
+
+def _sorted_schur(Hm: np.ndarray, mods: np.ndarray, keep: int):
+    """Real Schur form of ``Hm`` with about ``keep`` eigenvalues of largest modulus first:
+    the cut is put in the widest gap of the moduli among the few after ``keep`` (never
+    between a conjugate pair, whose moduli are equal), at its middle, so that round-off in
+    the reordering cannot move an eigenvalue across it (LAPACK's ``info = n + 2``)."""
+    cuts = sorted(range(keep, min(keep + 6, len(mods) - 1)),
+                  key=lambda c: mods[c] - mods[c - 1])  # widest gap first (most negative)
+    for c in cuts:
+        threshold = 0.5 * (mods[c - 1] + mods[c])
+        try:
+            return sla.schur(Hm, output="real",
+                             sort=lambda re, im: math.hypot(re, im) >= threshold)
+        except np.linalg.LinAlgError:
+            continue
+    raise RuntimeError("Krylov-Schur: no cut of the Ritz values survives the Schur reordering")
 
 
 def _np_dtype(x) -> str:

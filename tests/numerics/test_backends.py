@@ -187,3 +187,17 @@ def test_bad_values_and_missing_libraries_are_named():
     except ImportError:
         with pytest.raises(BackendUnavailable, match=r"pip install gapverify\[gpu\]"):
             check_backend("cupy", "cuda")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_krylov_schur_finds_the_largest_moduli(seed):
+    """Restarted Arnoldi against LAPACK's full spectrum on several draws (numpy backend,
+    so no torch needed): lambda1 = 1 and |lambda2| to 1e-9, in float64."""
+    b = Backend("numpy", "cpu", "float64")
+    T = 120 + 37 * seed
+    A = array_api.softmax_markov(b, np.random.default_rng(seed), T, -0.25, 0.5)
+    ev = array_api.top_eigenvalues(A, 2, 1e-10)
+    ref = np.sort(np.abs(np.linalg.eigvals(A)))[::-1]
+    assert abs(ev[0] - 1) < 1e-10 and abs(abs(ev[1]) - ref[1]) < 1e-9
+    s = array_api.matrix_singular_values(A, 3, 1e-10)
+    assert np.allclose(s, np.linalg.svd(A, compute_uv=False)[:3], rtol=1e-9, atol=0)
