@@ -417,6 +417,10 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
                 # parameters: name the law, so that they never take softmax's samples at
                 # s2 = s2_eff for this law's (the store keys them with "entries")
                 merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
+            if run.backend:
+                # the same for a backend: reports never take numpy's samples for torch's
+                merged.experiment = (f"{claim.experiment}["
+                                     + ",".join(f"{k}={v}" for k, v in run.backend.items()) + "]")
             results.append(merged)
         aborted = False
     finally:

@@ -48,6 +48,10 @@ def test_torch_cpu_gives_the_verdict_words_of_numpy(tmp_path, capsys):
     assert codes["numpy"] == codes["torch"]
     assert _words(docs["numpy"]) == _words(docs["torch"])
     assert "backend" not in docs["numpy"] and docs["torch"]["backend"]["backend"] == "torch"
+    # readers of results (reports) never take numpy's samples for torch's
+    assert {c["experiment"] for c in docs["torch"]["claims"]} == {
+        "markov.outliers[backend=torch,device=cpu,dtype=float64]",
+        "width.stable_rank[backend=torch,device=cpu,dtype=float64]"}
     keys = {k for (k,) in sqlite3.connect(store).execute("SELECT DISTINCT params FROM measurements")}
     torch_keys = [k for k in keys if '"backend": "torch"' in k]
     assert torch_keys and all('"dtype": "float64"' in k and '"device": "cpu"' in k
