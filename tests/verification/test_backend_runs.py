@@ -91,7 +91,11 @@ def test_missing_library_and_other_claims_exit_2(tmp_path, capsys):
     except ImportError:
         assert main(["run", "markov.outliers", "--backend", "cupy", "--device", "cuda", *store]) == 2
         assert "pip install gapverify[gpu]" in capsys.readouterr().err
-    _torch()
+    torch = _torch()
+    if not torch.cuda.is_available():
+        assert main(["run", "markov.outliers", "--backend", "torch", "--device", "cuda",
+                     *store]) == 2
+        assert "torch sees no CUDA device" in capsys.readouterr().err
     assert main(["run", "softmax.kappa", "--backend", "torch", *store]) == 2
     err = capsys.readouterr().err
     assert "softmax.kappa" in err and "markov.outliers, width.stable_rank" in err
