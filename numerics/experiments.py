@@ -80,7 +80,12 @@ def circular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
 
 def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\lambda_1`, :math:`s_1`, :math:`\sqrt T s_2`, :math:`\sqrt T|\lambda_2|` of
-    :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum."""
+    :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum. Params that
+    name a ``backend`` (:mod:`numerics.backends`) are sampled by :mod:`numerics.array_api`."""
+    if "backend" in p:
+        from numerics import array_api
+
+        return array_api.outliers(rng, T, p)
     A = _attention(rng, T, p)
     s = top_singular_values(A, 2)
     lam = top_eigenvalues(A, 2)
@@ -118,8 +123,13 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     Gaussian, :math:`X_0 W_1` has exactly that law (orthogonal invariance of :math:`W_1`),
     independent of :math:`A`. Cost ``O(T^2 d)`` for :math:`AY` and the Gram matrices,
     ``O(T d)`` for :math:`A^\perp Y = AY - \mathbf 1 (\mathbf 1^\top Y)/T` (rank-one
-    update), Lanczos for the top singular values; no QR and no ``d x d`` product.
+    update), Lanczos for the top singular values; no QR and no ``d x d`` product. Params
+    that name a ``backend`` are sampled by :mod:`numerics.array_api`.
     """
+    if "backend" in p:
+        from numerics import array_api
+
+        return array_api.width_stable_rank(rng, T, p)
     d = width_of(T, p["gamma"])
     A = _attention(rng, T, p)
     Y = gaussian_matrix(rng, T, d, p["sigma_V"])  # ~ X0 W1 in law

@@ -261,7 +261,70 @@ def add_run_options(p: argparse.ArgumentParser, quiet_help: str = "no progress d
     p.add_argument("--scheduler", metavar="ADDRESS|local:N", default=None,
                    help="run the tasks on a Dask cluster: a scheduler address "
                         "(tcp://host:8786) or local:N for a LocalCluster of N workers")
+    p.add_argument("--backend", type=_choice("--backend", ("numpy", "torch", "cupy")),
+                   default="numpy", action=_RunOnly,
+                   help="array library of the sampling: numpy (the default numpy/scipy path), "
+                        "torch or cupy (markov.outliers and width.stable_rank only, through the "
+                        "array API; pip install gapverify[gpu])")
+    p.add_argument("--device", type=_choice("--device", ("cpu", "cuda")), default="cpu",
+                   action=_RunOnly, help="device of --backend torch (cupy: cuda)")
+    p.add_argument("--dtype", type=_choice("--dtype", ("float64", "float32")), default="float64",
+                   action=_RunOnly,
+                   help="floating dtype of the sampling; float32 scales the exact checks' "
+                        "round-off tolerance by float32's eps")
     p.add_argument("--quiet", action="store_true", help=quiet_help)
+
+
+def _choice(name: str, allowed: tuple[str, ...]):
+    """One of ``allowed`` (exit 2 naming the option and the allowed values otherwise)."""
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise UsageError(f"parameter '{name}' must be one of {', '.join(allowed)}, got {text!r}")
+        return text
+    return parse
+
+
+class _RunOnly(argparse.Action):
+    """``--backend``, ``--device``, ``--dtype``: ``gapverify run`` samples with them; audit
+    and calibrate sample with numpy in float64 and refuse another value (exit 2) rather
+    than ignore it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if not parser.prog.endswith(" run") and values != self.default:
+            raise UsageError(f"parameter '{option_string}': {parser.prog} samples with numpy in "
+                             f"float64 only; --backend, --device and --dtype apply to gapverify run")
+        setattr(namespace, self.dest, values)
+
+
+def _check_backend(args, claims: list[str]) -> list[str]:
+    """``--backend/--device/--dtype`` and ``--profile gpu``: the library installed (else exit
+    2 with the install command), the claims that take a backend (all of them when none is
+    named), the gpu profile only with a GPU library."""
+    from numerics.backends import BackendUnavailable, check_backend, sampling_keys
+    from verification.suite import BACKEND_CLAIMS
+
+    default = not sampling_keys(args.backend, args.device, args.dtype)
+    if args.profile == "gpu" and args.backend == "numpy":
+        raise UsageError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB float64 "
+                         "matrix per task, Lanczos passes over it); it runs with --backend torch "
+                         "or cupy (--device cuda), not numpy")
+    if default:
+        return claims
+    try:
+        check_backend(args.backend, args.device, args.dtype)
+    except (BackendUnavailable, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.entries is not None:
+        raise UsageError("parameter '--backend': --entries laws are sampled with numpy in float64 "
+                         "only")
+    if not args.claims:
+        return list(BACKEND_CLAIMS)
+    others = [c for c in claims if c not in BACKEND_CLAIMS]
+    if others:
+        raise UsageError(f"parameter '--backend': claim(s) {', '.join(others)} sample with numpy "
+                         f"in float64 only; claims that take --backend, --device, --dtype: "
+                         f"{', '.join(BACKEND_CLAIMS)}")
+    return claims
 
 
 def output_path(name: str):
@@ -368,8 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="sample, judge and print a verdict table")
     r.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids (default: every claim)")
-    r.add_argument("--profile", choices=("quick", "standard", "large"), default=DEFAULT_PROFILE,
-                   help="sweep profile: sizes, replicates, power target (quick 5%%, standard 3%%)")
+    r.add_argument("--profile", choices=("quick", "standard", "large", "gpu"), default=DEFAULT_PROFILE,
+                   help="sweep profile: sizes, replicates, power target (quick 5%%, standard 3%%; "
+                        "gpu: T up to 65536, with --backend torch|cupy)")
     r.add_argument("--sizes", type=parse_sizes,
                    help=f"sizes T1,T2,... in [16, {MAX_T}] instead of the profile's; at least 3 "
                         "for a stated rate, 4 for a rate range (default: the profile's)")
@@ -524,12 +588,20 @@ def _cmd_run(args) -> int:
     claims = _claims_arg(args.claims)
     overrides = parse_set(args.set)
     claims = _large_claims(claims, args)
+    claims = _check_backend(args, claims)
+    if args.profile == "gpu":
+        lacking = [c for c in claims if "gpu" not in get_claim(c).profiles]
+        if lacking:
+            raise UsageError(f"parameter '--profile gpu': claim {lacking[0]} has no gpu profile; "
+                             f"claims with one: markov.outliers, width.stable_rank")
     from verification.suite import select_entry_claims
 
     claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
     check_overrides(claims, overrides)
     workers = args.workers or max(1, min(2, os.cpu_count() or 1))
-    if args.sizes and args.scheduler is None:
+    if args.device == "cuda" and args.workers is None:
+        workers = 1  # one device: tasks in this process, one after the other
+    if args.sizes and args.scheduler is None and args.backend == "numpy" and args.dtype == "float64":
         _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
     check_sizes(claims, args.sizes)
     if overrides:
@@ -545,7 +617,8 @@ def _cmd_run(args) -> int:
                       replicates=args.replicates, seed=args.seed, overrides=overrides,
                       perturb=perturb, perturb_predictions=perturb_predictions,
                       perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries)
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries,
+                      backend=args.backend, device=args.device, dtype=args.dtype)
     store = Store(args.store)
     progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
                                         else LineProgress())
@@ -561,6 +634,8 @@ def _cmd_run(args) -> int:
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     payload = results_json(results, opts)
     payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
+    if args.backend != "numpy" or args.dtype != "float64":
+        payload["backend"] = {"backend": args.backend, "device": args.device, "dtype": args.dtype}
     run_id = store.add_run(payload["command"], payload)
     if run_id:
         payload["run_id"] = run_id
@@ -576,6 +651,9 @@ def _cmd_run(args) -> int:
         print(line)
     if "training.fix" in claims:
         _print_training_seeds(store, opts)
+    if "backend" in payload:
+        print(f"Sampled with {args.backend} on {args.device} in {args.dtype} "
+              f"(numerics.array_api; store key includes backend, device and dtype)")
     if args.json:
         write_json(args.json, payload)
     if any(r.verdict in ("fail", "flaky") for r in results):

@@ -73,15 +73,23 @@ def replay_seed(root_seed: int) -> int:
     return int(np.random.SeedSequence([1, root_seed]).generate_state(1, dtype=np.uint32)[0])
 
 
+#: Sampling parameters kept as text in the store's key: the entry law (``--entries``) and
+#: the array library, device and dtype (``--backend``, ``--device``, ``--dtype``; present
+#: only when not numpy in float64, :func:`numerics.backends.sampling_keys`).
+TEXT_PARAMS = ("entries", "backend", "device", "dtype")
+
+
 def params_key(params: Mapping[str, object]) -> str:
     """The store's key of a case's sampling parameters: :func:`~verification.store.parameters_key`
     (unchanged, so existing stores stay valid) unless the case names an entry law
-    (``entries``, ``--entries``), which is then kept as text in the same JSON object."""
-    law = params.get("entries")
-    if law is None:
+    (``entries``, ``--entries``) or a backend (``backend``, ``device``, ``dtype``), which
+    are then kept as text in the same JSON object."""
+    text = {k: str(params[k]) for k in TEXT_PARAMS if params.get(k) is not None}
+    if not text:
         return parameters_key(params)  # type: ignore[arg-type]
-    numbers = {k: float(v) for k, v in params.items() if k != "entries"}  # type: ignore[arg-type]
-    return json.dumps({**numbers, "entries": str(law)}, sort_keys=True)
+    numbers = {k: float(v) for k, v in params.items()  # type: ignore[arg-type]
+               if k not in TEXT_PARAMS}
+    return json.dumps({**numbers, **text}, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -190,11 +198,23 @@ _ARRAYS = {
 }
 
 
+#: The same for the array-API path (:mod:`numerics.array_api`): A and the exp's buffer
+#: (numpy, cupy; torch works in place) | Y, A Y and a Gram row block.
+_ARRAYS_BACKEND = {"markov.outliers": (2, 0, 0), "width.stable_rank": (2, 2.5, 0)}
+
+
 def task_memory(task: Task) -> int:
     """Estimated peak bytes of one task: ``8 (a T^2 + b T d + c d^2)`` from :data:`_ARRAYS`
     (experiments not listed: six ``T x d`` and two ``d x d`` arrays, a deep network's)."""
     T, d = task.T, _width(task)
     a, b, c = _ARRAYS.get(task.experiment, (2, 6, 2))
+    params = dict(task.params)
+    if "backend" in params:  # numerics.array_api: A, Y, A Y at most (A^perp never formed)
+        if params.get("device") == "cuda":
+            return 256 * 2**20  # the matrices live on the device; the host holds small ones
+        a, b, c = _ARRAYS_BACKEND.get(task.experiment, (a, b, c))
+        size = 4 if params.get("dtype") == "float32" else 8
+        return int(size * (a * T * T + b * T * d + c * d * d)) + 256 * 2**20
     return int(8 * (a * T * T + b * T * d + c * d * d)) + 64 * 2**20  # + interpreter, libraries
 
 

@@ -54,6 +54,11 @@ class RunOptions:
     scheduler: str | None = None
     #: law of the entries of Z (``--entries``, :mod:`theory.entry_laws`); ``None``: softmax
     entries: str | None = None
+    #: array library, device and dtype of the sampling (``--backend``, ``--device``,
+    #: ``--dtype``; :mod:`numerics.backends`); numpy/cpu/float64 samples as before
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
@@ -76,6 +81,9 @@ class RunPlan:
     q: dict[str, float]
     #: the entry law (:class:`theory.entry_laws.EntryLaw`) when not softmax's, else None
     law: object = None
+    #: what every case's sampling parameters gain for a backend other than numpy/float64
+    #: (:func:`numerics.backends.sampling_keys`; empty by default)
+    backend: dict = field(default_factory=dict)
 
 
 # --- entry laws (--entries) ----------------------------------------------------------------
@@ -143,9 +151,39 @@ def _law_cases(claim: Claim, opts: RunOptions, law) -> list[dict]:
                            "s2": law.s2_eff})]
 
 
-def _sampling(values: Mapping[str, float], law) -> dict:
-    """What an experiment is given (and the store keyed by): the case, plus the law."""
-    return dict(values) if law is None else {**values, "entries": law.spec}
+def _sampling(values: Mapping[str, float], law, backend: Mapping[str, str] | None = None) -> dict:
+    """What an experiment is given (and the store keyed by): the case, plus the law, plus
+    the backend keys (none for numpy in float64)."""
+    out = dict(values) if law is None else {**values, "entries": law.spec}
+    return {**out, **(backend or {})}
+
+
+#: Claims whose experiments run on any array library (:mod:`numerics.array_api`).
+BACKEND_CLAIMS = ("markov.outliers", "width.stable_rank")
+
+
+def backend_keys(opts: RunOptions) -> dict:
+    """The backend's sampling keys, with the run checked: a backend other than numpy in
+    float64 samples only :data:`BACKEND_CLAIMS`, never an entry law; the ``gpu`` profile
+    needs a GPU library (torch or cupy). Bad combinations raise ``ParameterError`` (exit 2)."""
+    from numerics.backends import sampling_keys
+    from theory.parameters import ParameterError
+
+    keys = sampling_keys(opts.backend, opts.device, opts.dtype)
+    if opts.profile == "gpu" and opts.backend == "numpy":
+        raise ParameterError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB "
+                             "float64 matrix per task, Lanczos passes over it); it runs with "
+                             "--backend torch or cupy (--device cuda), not numpy")
+    if keys:
+        others = [c for c in opts.claims if c not in BACKEND_CLAIMS]
+        if others:
+            raise ParameterError(f"parameter '--backend': claim(s) {', '.join(others)} sample "
+                                 f"with numpy in float64 only; claims that take --backend, "
+                                 f"--device, --dtype: {', '.join(BACKEND_CLAIMS)}")
+        if entry_law_of(opts.entries) is not None:
+            raise ParameterError("parameter '--backend': --entries laws are sampled with numpy "
+                                 "in float64 only")
+    return keys
 
 
 def entry_law_lines(run: "RunPlan") -> list[str]:
@@ -176,6 +214,7 @@ def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, flo
 def plan_run(opts: RunOptions) -> RunPlan:
     """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
     law = entry_law_of(opts.entries)
+    backend = backend_keys(opts)
     claims = [get_claim(c) for c in opts.claims]
     if law is not None:
         from verification.registry.markov import with_entry_law
@@ -188,7 +227,7 @@ def plan_run(opts: RunOptions) -> RunPlan:
                     else _law_cases(c, opts, law)) for c in claims}
     tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
     q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
-    return RunPlan(claims, profiles, cases, tests, q, law)
+    return RunPlan(claims, profiles, cases, tests, q, law, backend)
 
 
 def run_variant(opts: RunOptions) -> Variant:
@@ -302,13 +341,15 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
                 store: Store, executor: Executor, progress, law=None) -> ClaimResult:
-    data = sample(store, claim, _sampling(values, law), prof, opts.seed, executor, progress)
+    backend = backend_keys(opts)
+    data = sample(store, claim, _sampling(values, law, backend), prof, opts.seed, executor, progress)
     variant = _variant_at(variant, opts, claim, values)
     result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
                          power_target=prof.power, measure=True)
     if result.verdict == "fail" and opts.replay:
         again_seed = replay_seed(opts.seed)
-        again = sample(store, claim, _sampling(values, law), prof, again_seed, executor, progress)
+        again = sample(store, claim, _sampling(values, law, backend), prof, again_seed, executor,
+                       progress)
         replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
                              power_target=prof.power, measure=False)
         result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
@@ -323,6 +364,8 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
             {k: values[k] for k in claim.parameters if k in values}, opts.perturb,
             opts.perturb_predictions, opts.perturb_parameters,
             entries=None if law is None else law.spec)
+        if backend:
+            check.reproduce += "".join(f" --{k} {v}" for k, v in backend.items())
         check.reason += "; reproduce: " + check.reproduce
     return result
 
@@ -336,7 +379,7 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     for claim in run.claims:
         prof = run.profiles[claim.id]
         for values in run.cases[claim.id]:
-            tasks += plan(store, claim.experiment, _sampling(values, run.law), prof.sizes,
+            tasks += plan(store, claim.experiment, _sampling(values, run.law, run.backend), prof.sizes,
                           prof.replicates, seed, version)
             total += prof.replicates * len(prof.sizes)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
@@ -374,6 +417,10 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
                 # parameters: name the law, so that they never take softmax's samples at
                 # s2 = s2_eff for this law's (the store keys them with "entries")
                 merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
+            if run.backend:
+                # the same for a backend: reports never take numpy's samples for torch's
+                merged.experiment = (f"{claim.experiment}["
+                                     + ",".join(f"{k}={v}" for k, v in run.backend.items()) + "]")
             results.append(merged)
         aborted = False
     finally:

@@ -40,23 +40,33 @@ def _grid(low: int, high: int, ratio: float = math.sqrt(2)) -> tuple[int, ...]:
 
 
 def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
-              large: tuple[int, int, int] | None = None) -> dict[str, Profile]:
+              large: tuple[int, int, int] | None = None,
+              gpu: tuple[int, int, int] | None = None) -> dict[str, Profile]:
     """Profiles ``(low, high, replicates)``, each with its power target; ``large``
     (Lanczos-based claims only) reaches ``T = 16384`` where memory allows
-    (``verification.runner.check_memory``)."""
+    (``verification.runner.check_memory``); ``gpu`` (claims with an array-API experiment,
+    :mod:`numerics.array_api`) reaches ``T = 65536`` and runs only with ``--backend torch``
+    or ``cupy`` (``verification.suite.backend_keys``)."""
     (ql, qh, qr), (sl, sh, sr) = quick, standard
     out = {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
            "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
     if large is not None:
         out["large"] = Profile(_grid(large[0], large[1]), large[2], POWER_TARGETS["large"])
+    if gpu is not None:
+        out["gpu"] = Profile(_grid(gpu[0], gpu[1]), gpu[2], POWER_TARGETS["gpu"])
     return out
 
 
 # --- exact tolerances -------------------------------------------------------------------
 
 def _lanczos_tolerance(T: int, m: Mapping[str, object]) -> float:
-    # |lambda_1 - 1| <= tol_ARPACK * |lambda_1| + T eps: ARPACK's own convergence bound
-    return LANCZOS_TOL + T * EPS
+    # |lambda_1 - 1| <= tol_ARPACK * |lambda_1| + T eps: ARPACK's own convergence bound.
+    # The array-API path (numerics.array_api) records its dtype's eps and its Krylov
+    # tolerance: in float32, 1e-5 + T eps_32 (row sums of A are 1 only to ~T eps_32), so
+    # a float32 run never judges lambda_1 by a double-precision bound
+    eps = float(m.get("dtype_eps", EPS))  # type: ignore[arg-type]
+    tol = float(m.get("lanczos_tol", LANCZOS_TOL))  # type: ignore[arg-type]
+    return tol + T * eps
 
 
 def _eig_tolerance(T: int, m: Mapping[str, object]) -> float:

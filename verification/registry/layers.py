@@ -71,11 +71,15 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="width.stable_rank",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 20), (64, 1024, 40), large=(1024, 16384, 6)),
+    # gpu: --backend torch|cupy only; at T = 32768, gamma = 1/2 (d = 65536): A 8 GiB, Y and
+    # A Y 16 GiB each in float64 (numerics.array_api never forms Aperp nor a Gram matrix)
+    profiles=_profiles((64, 1024, 20), (64, 1024, 40), large=(1024, 16384, 6),
+                       gpu=(1024, 32768, 4)),
     # two kappa (s2 = 1/4, 1/2) and two gamma at light tails; standard adds the paper's log 2
     cases={"quick": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
            "standard": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}, {"gamma": 1.0}),
-           "large": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5})},
+           "large": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
+           "gpu": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5})},
 ))
 
 
