@@ -1,0 +1,20 @@
+"""Session-wide test settings.
+
+No test writes the checkout's default store (``reports/gapverify.sqlite``, which
+``make verify`` then reuses): a test that names no ``--store`` gets one under pytest's
+temporary folder through ``$GAPVERIFY_STORE`` (tests of the variable set their own).
+"""
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _default_store_outside_the_checkout(tmp_path_factory):
+    before = os.environ.get("GAPVERIFY_STORE")
+    os.environ["GAPVERIFY_STORE"] = str(tmp_path_factory.mktemp("store") / "gapverify.sqlite")
+    yield
+    if before is None:
+        os.environ.pop("GAPVERIFY_STORE", None)
+    else:
+        os.environ["GAPVERIFY_STORE"] = before
