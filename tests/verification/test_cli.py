@@ -377,3 +377,28 @@ def test_tables_name_files_left_by_another_run(tmp_path, capsys):
     assert "1 file(s) of an earlier run" in err and "claim-other.tex" in err
     assert main(["tables", "--store", str(store), "--out", str(tmp_path / "fresh")]) == 0
     assert "earlier run" not in capsys.readouterr().err
+
+
+def test_line_progress_prints_while_a_long_group_runs():
+    """Off a terminal, a group prints a start line, periodic lines with the time left and
+    an end line (a standard sweep is one group of thousands of tasks)."""
+    import io
+
+    from verification.cli import LineProgress
+
+    out = io.StringIO()
+    progress = LineProgress(stream=out, every=0.0)
+    progress.start("18 claim(s)", 4, 6)
+    for _ in range(4):
+        progress.advance(None, 0.1)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "sampling 18 claim(s): 4 task(s), 2 reused from the store"
+    assert [l.split(":")[1].split(" in ")[0].strip() for l in lines[1:4]] == [
+        "1/4 task(s) (25%)", "2/4 task(s) (50%)", "3/4 task(s) (75%)"]
+    assert "s left" in lines[1] and lines[-1].startswith("sampled 18 claim(s): 4/4 task(s) in")
+    quiet = io.StringIO()
+    slow = LineProgress(stream=quiet, every=3600.0)
+    slow.start("x", 3, 3)
+    for _ in range(3):
+        slow.advance(None, 0.1)
+    assert len(quiet.getvalue().splitlines()) == 2  # start and end only within the hour
