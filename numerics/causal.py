@@ -97,7 +97,7 @@ def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> di
     :class:`numerics.networks.NetworkConfig` ``attention="causal"``), standard and with the
     causal fix :math:`A_\ell - C_T` at every layer, on twin streams (the same logits and
     weights): :math:`\mathrm{sr}(\Sigma_L)` of both, :math:`\mathrm{sr}(\Sigma_L)/T` of the
-    fixed one, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice."""
+    both, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice."""
     from numerics.experiments import _network_config, twin_streams
     from numerics.networks import forward
 
@@ -105,6 +105,7 @@ def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> di
     std = forward(a, _network_config(T, p, False, attention="causal"))
     fix = forward(b, _network_config(T, p, True, attention="causal"))
     return {"sr_Sigma_std": float(std.sr_Sigma[-1]), "sr_Sigma_fix": float(fix.sr_Sigma[-1]),
+            "sr_Sigma_std_over_T": float(std.sr_Sigma_over_T[-1]),
             "sr_Sigma_fix_over_T": float(fix.sr_Sigma_over_T[-1]),
             "layers_sr_Sigma_std": std.sr_Sigma, "layers_sr_Sigma_fix": fix.sr_Sigma}
 

@@ -113,35 +113,32 @@ _DEPTH_MEASURED = ("measured (s2 = log 2 unless stated; 4 replicates, s2 = 0.5, 
 
 _register(Claim(
     id="causal.depth",
-    title=r"Causal attention collapses in depth with and without the causal fix $A-C_T$: $\mathrm{sr}(\Sigma_L)=O(1)$",
+    title=r"Causal attention collapses in depth with and without the causal fix $A-C_T$: $\mathrm{sr}(\Sigma_L)/T\to0$",
     predictions=(
         Prediction("sr_Sigma_fix_over_T", "empirical", lambda p: sp.Integer(0),
                    r"\mathrm{sr}(\Sigma_L)/T\ \text{(causal fix)}",
-                   note="the causal fix A - C_T does not keep rank: sr(Sigma_L) stays bounded "
+                   note="the causal fix A - C_T does not keep rank: sr(Sigma_L) stays of order 1 "
                         "in T, where the Markov surrogate's fix keeps sr(Sigma_L)/T at a "
                         "positive limit (depth.stable_rank). The noise A - C_T is largest in "
                         "the first rows (row i averages i logits), which dominate its top "
                         "singular direction; " + _DEPTH_MEASURED),
-        Prediction("sr_Sigma_std", "empirical", lambda p: sp.Integer(1),
-                   r"\mathrm{sr}(\Sigma_L)\ \text{(standard causal)}",
-                   note="standard causal attention collapses, but not to sr = 1: sr(Sigma_2) "
-                        "stays near 1.05-1.07 (recorded)"),
-        Prediction("sr_Sigma_fix", "empirical", lambda p: sp.Integer(1),
-                   r"\mathrm{sr}(\Sigma_L)\ \text{(causal fix)}",
-                   note="recorded: of order 1, above the standard network's"),
+        Prediction("sr_Sigma_std_over_T", "empirical", lambda p: sp.Integer(0),
+                   r"\mathrm{sr}(\Sigma_L)/T\ \text{(standard causal)}",
+                   note="standard causal attention collapses too, though not to sr = 1: "
+                        "sr(Sigma_2) stays near 1.05-1.07, sr(Sigma_3) near 1.01-1.02"),
     ),
     checks=(
         Check("sr_Sigma_fix_over_T", "sr_Sigma_fix_over_T", "limit", rate=0.7,
               rate_status="empirical",
-              rate_note="sr(Sigma_L) bounded makes sr/T decay like 1/T; local slopes 0.9-1.3 "
-                        "(depth 2) and 1.0-1.1 (depth 3) in the first look: asserted 0.7",
+              rate_note="sr(Sigma_L) of order 1 makes sr/T decay like 1/T; local slopes "
+                        "0.9-1.3 (depth 2) and 1.0-1.1 (depth 3) in the first look, fitted "
+                        "1.03±0.10 and 0.94±0.03 on the quick profile: asserted 0.7",
               # a causal fix that kept rank like the surrogate's would sit at this scale
               zero_scale=_surrogate_fix_scale),
-        Check("sr_Sigma_std", "sr_Sigma_std", "limit", asserted=False,
-              record_note="recorded: a constant above 1 that depends on the depth; "
-                          + _DEPTH_MEASURED),
-        Check("sr_Sigma_fix", "sr_Sigma_fix", "limit", asserted=False,
-              record_note="recorded: " + _DEPTH_MEASURED),
+        Check("sr_Sigma_std_over_T", "sr_Sigma_std_over_T", "limit", rate=0.7,
+              rate_status="empirical",
+              rate_note="as sr_Sigma_fix_over_T: sr(Sigma_L) of order 1, so sr/T ~ 1/T",
+              zero_scale=_surrogate_fix_scale),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="causal.depth",
