@@ -45,7 +45,6 @@ as data. Exit 0 when every claim passes, 1 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import sys
@@ -508,7 +507,6 @@ def _cmd_audit(args) -> int:
     from verification import display
     from verification.cli import _claims_arg
     from verification.store import Store
-    from verification.suite import json_safe
 
     from verification.executors import parse_scheduler
     from verification.suite import select_entry_claims
@@ -530,9 +528,9 @@ def _cmd_audit(args) -> int:
         return 130
     print_report(report)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(json_safe(report_json(report)), indent=2,
-                                              sort_keys=True))
+        from verification.cli import write_json
+
+        write_json(args.json, report_json(report))  # strict JSON, as run writes it
     return 0 if report.ok else 1
 
 

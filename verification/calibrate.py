@@ -14,7 +14,6 @@ same command resumes it.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -145,10 +144,11 @@ def _cmd_calibrate(args) -> int:
         return 130
     _print(results, args.level, args.profile, len(seeds))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(
-            {"profile": args.profile, "level": args.level, "base_seed": args.seed,
-             "seeds": seeds, "claims": [r.to_dict() for r in results]}, indent=2))
+        from verification.cli import write_json
+
+        write_json(args.json, {"profile": args.profile, "level": args.level,
+                               "base_seed": args.seed, "seeds": seeds,
+                               "claims": [r.to_dict() for r in results]})
     return 0
 
 
