@@ -13,7 +13,7 @@ prediction), the edge is compared with
 the location of the outlier that one column spike of norm :math:`c` pushes out of a
 bulk of edge :math:`2\kappa` (the BBP transition for an additive rank-one spike). Both
 ratios tend to 1 as :math:`T\to\infty` (BCC's edge theorem and :math:`\theta\to1`); at
-finite ``T`` the spike dominates until roughly :math:`T > e^{16 s^2}` (THEORY.md).
+finite ``T`` the spike dominates until roughly :math:`T > e^{16 s^2}` (claim ``heavy_tail.edge``).
 One Lanczos run, ``O(T^2)`` per iteration.
 
 References

@@ -1,6 +1,6 @@
 r"""Attention-only networks at initialisation: forward passes and per-layer statistics.
 
-One head, no LayerNorm, no skip connection (THEORY.md, "Notation and model"):
+One head, no LayerNorm, no skip connection (the paper's model):
 
 .. math::
 
@@ -74,7 +74,7 @@ __all__ = [
 
 #: Attention mechanisms understood by :class:`NetworkConfig`.
 ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate", "causal")
-#: Residual connections (THEORY.md, variants.normalization, the paper's code):
+#: Residual connections (claim variants.normalization, the paper's code):
 #: ``"none"`` :math:`X_\ell = A X W`; ``"skip"`` :math:`X + A X W`; ``"upscaled"``
 #: :math:`X + A X W/\sqrt d`.
 RESIDUALS: tuple[str, ...] = ("none", "skip", "upscaled")

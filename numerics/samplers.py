@@ -1,7 +1,7 @@
 r"""Samplers of the finite-size random matrices of the theory.
 
 Every sampler takes a :class:`numpy.random.Generator` first; there is no global random
-state. Shapes follow THEORY.md: ``T`` tokens, ``d`` width, ``A`` is ``T x T``.
+state. Shapes follow the paper: ``T`` tokens, ``d`` width, ``A`` is ``T x T``.
 
 .. math::
 

@@ -1,6 +1,6 @@
-r"""Predictions of THEORY.md for attention layers, derived through the free-probability engine.
+r"""Predictions for attention layers, derived through the free-probability engine.
 
-Model (THEORY.md, "Notation and model"): ``T`` tokens, width ``d``, :math:`\gamma = T/d
+Model (the paper's notation): ``T`` tokens, width ``d``, :math:`\gamma = T/d
 \in (0, 1]`, isometric input :math:`X_0 X_0^\top = I_T`, i.i.d. Markov matrices
 :math:`A_l = \mathbf{1}\mathbf{1}^\top/T + A_l^\perp` with :math:`\kappa = \sigma/m`,
 value matrices :math:`W_l` with i.i.d. :math:`N(0, \sigma_V^2)` entries, and the Markov
@@ -132,7 +132,7 @@ def x_star(depth: int, gamma: Any = gamma_sym) -> Any:
 
 
 def x_star_depth1_formula(gamma: Any) -> sp.Expr:
-    r"""THEORY.md closed form at depth 1 (typed in, for comparison with :func:`x_star`).
+    r"""The closed form at depth 1 (typed in, for comparison with :func:`x_star`).
 
     .. math:: x^* = \frac{(1+p)^2 (1+\gamma p)}{p},\qquad
               p = \frac{\sqrt{1+8\gamma} - 1}{4\gamma}.
@@ -254,7 +254,7 @@ def frob_Aperp_scaled(depth: int, kappa2: Any = kappa2_sym) -> sp.Expr:
 
 def value_gradient_expectation(depth_L: int, d: Any, sigma_V: Any, frob_product: Any) -> sp.Expr:
     r""":math:`\mathbb E_W\|\partial X_L/\partial W_l\|_F^2 = \sigma_V^{2(L-1)} d^L
-    \|A_L\cdots A_1\|_F^2` (THEORY.md gradient.value_frobenius).
+    \|A_L\cdots A_1\|_F^2` (claim gradient.value_frobenius).
 
     :math:`\partial\,\mathrm{vec}X_L/\partial\,\mathrm{vec}W_l = (W_{l+1}\cdots W_L)^\top
     \otimes (A_L\cdots A_l X_{l-1})`; the two Frobenius norms factor,
@@ -285,7 +285,7 @@ def value_gradient_growth_exponent(depth_L: int, fixed: bool) -> int:
 def input_jacobian_sq_norm(d: Any, sigma_V: Any, kappa2: Any = kappa2_sym, gamma: Any = None,
                            fixed: bool = False, T: Any = None) -> sp.Expr:
     r"""Limit of :math:`\|\partial\,\mathrm{vec}X_1/\partial\,\mathrm{vec}X_0\|_2^2 =
-    \|W_1\|_2^2\|A\|_2^2` (THEORY.md gradient.input_jacobian).
+    \|W_1\|_2^2\|A\|_2^2` (claim gradient.input_jacobian).
 
     :math:`W_1W_1^\top/(\sigma_V^2 d)` has law :math:`MP(1)`, edge :math:`x^* = 4` from
     the engine: :math:`\|W_1\|_2^2 \approx 4\sigma_V^2 d`. Standard: :math:`\|A\|_2 \to 1`

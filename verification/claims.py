@@ -1,6 +1,6 @@
 r"""The data types of the claim registry: a claim is data.
 
-A :class:`Claim` has a stable id (THEORY.md), a status, named :class:`Prediction` s
+A :class:`Claim` has a stable id (``docs/claims.md``), a status, named :class:`Prediction` s
 (exact sympy expressions of the parameters, each with its own status), the
 :class:`Check` s that measure them on sampled matrices with a stated rate, references,
 the experiment that samples it and its sweep profiles. :mod:`verification.registry` lists

@@ -2,8 +2,8 @@ r"""``variants.normalization`` (empirical): LayerNorm and skip connections, with
 the fix, against depth and context length.
 
 The paper's code runs every configuration with :math:`A` and with
-:math:`A^\perp = A - \mathbf 1\mathbf 1^\top/T` at every layer (THEORY.md, "Conventions
-taken from the paper's code"): LayerNorm after the attention block (per token, over the
+:math:`A^\perp = A - \mathbf 1\mathbf 1^\top/T` at every layer (the conventions
+taken from the paper's code): LayerNorm after the attention block (per token, over the
 width), skip :math:`X + AXW` ("skip"), skip :math:`X + AXW/\sqrt d` ("upscaled"), alone
 and with LayerNorm; Markov-surrogate attention or key-query attention with Xavier
 :math:`W^Q, W^K`. No limit is proven. Measured per layer: :math:`\mathrm{sr}(\Sigma_\ell)`,
@@ -153,8 +153,8 @@ def _print(profiles, attention: str) -> None:
             t.add_row(row["variant"], *[f"{row[k][0]:+.3f} ± {row[k][1]:.3f}"
                                         for k in ("A", "Aperp", "advantage")])
         console.print(t)
-    console.print("empirical: no limit is proven for these variants (THEORY.md "
-                  "variants.normalization); nan: the network's output vanished to round-off")
+    console.print("empirical: no limit is proven for these variants (claim "
+                  "variants.normalization, docs/claims.md); nan: the network's output vanished to round-off")
 
 
 def _cmd(args) -> int:

@@ -7,7 +7,7 @@ under the normal approximation its false-alarm probability for a random seed is
 ``P(|Z| > 4) = 6.3e-5`` (seeds are fixed, so the tests are deterministic).
 
 Claims: ``kq.attention``, ``depth.stable_rank``, ``depth.frobenius``,
-``width.stable_rank`` (THEORY.md; Naderi, Nait Saada, Tanner, ICML 2025, arXiv:2410.07799).
+``width.stable_rank`` (Naderi, Nait Saada, Tanner, ICML 2025, arXiv:2410.07799).
 """
 from __future__ import annotations
 

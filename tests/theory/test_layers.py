@@ -1,4 +1,4 @@
-"""Tests of theory.layers: the closed forms of THEORY.md derived through the engine."""
+"""Tests of theory.layers: the closed forms derived through the engine."""
 from __future__ import annotations
 
 import contextlib

@@ -89,7 +89,7 @@ _EDGE_NOTE = ("set by a spectral edge: finite-size model x_T = L + c T^-r with r
               "distance O(T^-2/3) from the edge and the Frobenius mass and the mean carry O(1/T) "
               "corrections; the rate's uncertainty widens the limit's interval (profile likelihood)")
 #: Heavy tails: edge statistics of A are judged only where the largest column norms of
-#: sqrt(T) Aperp no longer exceed the edge at the sizes run (THEORY.md heavy_tail.edge).
+#: sqrt(T) Aperp no longer exceed the edge at the sizes run (claim heavy_tail.edge).
 LIGHT_TAIL_S2 = 0.5
 _LIGHT_TAIL_NOTE = (
     "judged for s2 <= 1/2 only: for heavier log-normal tails the largest column norms of "

@@ -27,7 +27,7 @@ _register(Claim(
                         "the limit 1 follows from BCC's edge theorem, the finite-T tracking "
                         "and its rate are empirical"),
         Prediction("edge_over_max", "empirical", lambda p: sp.Integer(1),
-                   r"\sqrt{T}s_2(A)/\max(2\kappa, c)", note="THEORY.md's statement"),
+                   r"\sqrt{T}s_2(A)/\max(2\kappa, c)", note="the stated empirical law: the edge is the larger of the spike 2 kappa and the largest column norm c"),
     ),
     checks=(
         Check("edge_over_spike", "edge_over_spike", "limit", asserted=False,

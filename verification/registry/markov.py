@@ -59,7 +59,7 @@ _register(Claim(
     ),
     checks=(
         Check("law", "bulk", "distance", rate=2 / 3, rate_status="empirical",
-              rate_note="Kolmogorov distance; THEORY.md measured T^-0.85 at s2 = log 2 for "
+              rate_note="Kolmogorov distance; measured T^-0.85 at s2 = log 2 for "
                         "T >= 100; asserted conservatively as 2/3", cdf=_quarter_circle_cdf),
         Check("second_moment", "second_moment", "limit", rate=0.85, rate_status="derived",
               rate_note="bias and sd ~ 1/T asymptotically (a normalised trace); measured local "
@@ -114,7 +114,7 @@ _register(Claim(
               tolerance_note="ARPACK relative tolerance 1e-10 plus T eps (with --dtype "
                              "float32: Krylov tolerance 1e-5 plus T eps_32, float32's eps)"),
         Check("s1", "s1", "limit", rate=0.9, rate_status="empirical",
-              rate_note="THEORY.md: s1 - 1 ~ 0.5/T (measured; BCC gives no rate); measured "
+              rate_note="s1 - 1 ~ 0.5/T (measured; BCC gives no rate); measured "
                         "local slope 0.99 (T = 128..1024): asserted 0.9"),
         Check("sqrtT_s2", "sqrtT_s2", "limit", rate_range=EDGE_RATES, rate_status="derived",
               rate_note=_EDGE_NOTE, domain=light_tails, domain_note=_LIGHT_TAIL_NOTE),

@@ -1,6 +1,6 @@
 r"""Claim family ``normalization``: LayerNorm and skip connections (empirical).
 
-THEORY.md ``variants.normalization``: no limit is proven. What is measured with power:
+``variants.normalization``: no limit is proven. What is measured with power:
 standard attention collapses, :math:`\mathrm{sr}(\Sigma_\ell) \to 1` for
 :math:`\ell \ge 2`, with LayerNorm, with a skip connection and with both, and
 :math:`\mathrm{sr}(\Sigma_\ell) - 1` falls like :math:`T^{-(2\ell-1)}`, the plain network's

@@ -12,7 +12,7 @@ from verification.registry._common import GAP, _profiles, _register
 
 
 _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess kurtosis "
-              "6/d_qk) and the edge does not converge to 2 kappa (THEORY.md measured "
+              "6/d_qk) and the edge does not converge to 2 kappa (measured "
               "sqrt(T) s_2 = 11.8, 5.3, 3.2 for d_qk = 8, 64, 512 at T = 800): recorded, "
               "not asserted")
 
