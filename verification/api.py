@@ -225,7 +225,8 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
            store: str | Path | None = None, seed: int | None = None, workers: int = 1,
            sizes: Sequence[int] | None = None, params: Mapping[str, float] | None = None,
            replicates: int | None = None, level: float | None = None,
-           replay: bool = True) -> Run:
+           replay: bool = True, backend: str = "numpy", device: str = "cpu",
+           dtype: str = "float64") -> Run:
     """Sample and judge ``claims`` (an id, a list of ids, or ``None`` for every claim),
     exactly as ``gapverify run`` does, and record the run in ``store``.
 
@@ -233,7 +234,10 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     or ``None``/``":memory:"`` for a store that lives only as long as this call. ``seed``
     (default the command line's) is the root seed; ``sizes`` and ``replicates`` replace
     the profile's (at least 3 sizes for a stated rate, 4 for a rate range); ``params`` is
-    ``--set`` (every claim must take each parameter). Raises ``ValueError`` for bad input.
+    ``--set`` (every claim must take each parameter); ``backend``, ``device``, ``dtype``
+    are ``--backend``, ``--device``, ``--dtype`` (``markov.outliers`` and
+    ``width.stable_rank`` only, and the ``gpu`` profile with torch or cupy). Raises
+    ``ValueError`` for bad input.
     """
     from verification.cli import (EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED, _int_in, check_finite,
                                   check_overrides, check_sizes, parse_sizes)
@@ -244,11 +248,19 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     from verification.verdict import DEFAULT_LEVEL
     from theory.parameters import PARAMETERS, validate_parameters
 
+    from types import SimpleNamespace
+
+    from verification.cli import _check_backend
+
     ids = list(default_claim_ids()) if claims is None else [claims] if isinstance(claims, str) else list(claims)
     for c in ids:
         get_claim(c)
-    if profile not in ("quick", "standard", "large"):
-        raise ValueError(f"parameter 'profile' must be quick, standard or large, got {profile!r}")
+    if profile not in ("quick", "standard", "large", "gpu"):
+        raise ValueError(f"parameter 'profile' must be quick, standard, large or gpu, got {profile!r}")
+    # the command line's checks of --backend/--device/--dtype (and of the gpu profile)
+    ids = _check_backend(SimpleNamespace(backend=backend, device=device, dtype=dtype,
+                                         profile=profile, entries=None,
+                                         claims=[] if claims is None else ids), ids)
     missing = [c for c in ids if profile not in get_claim(c).profiles]
     if missing:
         raise ValueError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
@@ -265,7 +277,8 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
         check_finite(ids, overrides, profile)
     opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
                       overrides=overrides, workers=workers,
-                      level=DEFAULT_LEVEL if level is None else float(level), replay=replay)
+                      level=DEFAULT_LEVEL if level is None else float(level), replay=replay,
+                      backend=backend, device=device, dtype=dtype)
     path = ":memory:" if store is None else str(store)
     st = Store(path)
     try:

@@ -409,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("describe", help="one claim: parameters and domains, predictions, "
                                         "checks and rates, profiles and power targets")
     d.add_argument("claim", help="claim id (gapverify claims lists them)")
-    d.add_argument("--profile", choices=("quick", "standard", "large"), default=DEFAULT_PROFILE,
+    d.add_argument("--profile", choices=("quick", "standard", "large", "gpu"), default=DEFAULT_PROFILE,
                    help="profile whose parameter cases the predictions are valued at")
     d.add_argument("--json", action="store_true", help="JSON on stdout instead of text")
 

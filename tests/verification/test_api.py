@@ -135,3 +135,19 @@ def test_to_dataframe_with_pandas():
     pd = pytest.importorskip("pandas")
     frame = verify("softmax.kappa", **TINY).to_dataframe()
     assert isinstance(frame, pd.DataFrame) and set(frame["T"]) == {16, 23, 32}
+
+
+def test_verify_takes_a_backend_with_the_command_lines_checks():
+    """verify(..., backend=...) runs the array-API path (CPU torch here) and refuses what
+    the command line refuses: an unknown backend, a claim without a backend path, the gpu
+    profile on numpy."""
+    with pytest.raises(ValueError, match="backend"):
+        verify("markov.outliers", backend="jax")
+    with pytest.raises(ValueError, match="numpy"):
+        verify("markov.outliers", profile="gpu")
+    pytest.importorskip("torch", reason="torch not installed: pip install gapverify[gpu]")
+    with pytest.raises(ValueError, match="take --backend"):
+        verify("softmax.kappa", backend="torch", sizes=[16, 23, 32], replicates=2)
+    run = verify("markov.outliers", backend="torch", sizes=[16, 23, 32, 45], replicates=2, seed=3)
+    (claim,) = run.claims
+    assert claim.claim == "markov.outliers" and run.exit_code in (0, 1, 3)
