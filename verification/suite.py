@@ -382,7 +382,9 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
             tasks += plan(store, claim.experiment, _sampling(values, run.law, run.backend), prof.sizes,
                           prof.replicates, seed, version)
             total += prof.replicates * len(prof.sizes)
+    stored = total - len(tasks)  # found in the store (before claims share tasks)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
+    total = len(tasks) + stored  # a task two claims share is one task, not one reused
     engine.check_memory(tasks)
     if progress and tasks:
         progress.start(f"{len(run.claims)} claim(s)", len(tasks), total)
