@@ -23,6 +23,7 @@ from numerics.samplers import (
 from numerics.statistics import (
     eigenvalues,
     frobenius_sq,
+    outlier_measurement,
     singular_values,
     stable_rank,
     stable_ranks,
@@ -87,16 +88,7 @@ def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measur
 
         return array_api.outliers(rng, T, p)
     A = _attention(rng, T, p)
-    s = top_singular_values(A, 2)
-    lam = top_eigenvalues(A, 2)
-    return {
-        "lambda1": float(lam[0].real),
-        "lambda1_imag": float(abs(lam[0].imag)),
-        "s1": float(s[0]),
-        "sqrtT_s2": float(s[1] * math.sqrt(T)),
-        "sqrtT_lambda2": float(abs(lam[1]) * math.sqrt(T)),
-        "gap_ratio": float(s[0] / s[1]),
-    }
+    return outlier_measurement(top_singular_values(A, 2), top_eigenvalues(A, 2), T)
 
 
 def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:

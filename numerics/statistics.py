@@ -14,11 +14,14 @@ References
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import linalg
 from scipy.sparse.linalg import eigs, svds
 
 __all__ = [
+    "outlier_measurement",
     "frobenius_sq",
     "top_singular_values",
     "stable_rank",
@@ -118,3 +121,19 @@ def top_eigenvalues(M: np.ndarray, k: int = 2) -> np.ndarray:
         ev = eigs(M, k=k, which="LM", tol=LANCZOS_TOL, v0=_start_vector(M),
                   ncv=min(M.shape[0] - 1, ARNOLDI_VECTORS), return_eigenvectors=False)
     return ev[np.argsort(-np.abs(ev))][:k]
+
+
+def outlier_measurement(s: "np.ndarray", lam: "np.ndarray", T: int) -> dict[str, float]:
+    r"""What ``markov.outliers`` measures from the top two singular values ``s`` and the
+    top two eigenvalues ``lam`` of :math:`A` (any array library: plain floats out):
+    :math:`\lambda_1`, :math:`|\mathrm{Im}\,\lambda_1|`, :math:`s_1`, :math:`\sqrt T s_2`,
+    :math:`\sqrt T|\lambda_2|` and :math:`s_1/s_2`."""
+    root = math.sqrt(T)
+    return {
+        "lambda1": float(lam[0].real),
+        "lambda1_imag": float(abs(lam[0].imag)),
+        "s1": float(s[0]),
+        "sqrtT_s2": float(s[1]) * root,
+        "sqrtT_lambda2": float(abs(lam[1])) * root,
+        "gap_ratio": float(s[0]) / float(s[1]),
+    }

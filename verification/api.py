@@ -38,17 +38,9 @@ def _claim(claim_id: str):
 
 
 def _values(claim, params: Mapping[str, object]) -> dict:
-    from verification.cli import check_finite
+    from verification.cli import claim_parameters
 
-    unknown = [k for k in params if k not in claim.parameters]
-    if unknown:
-        from theory.parameters import ParameterError
-
-        raise ParameterError(f"claim {claim.id} takes no parameter '{unknown[0]}'; it takes: "
-                             f"{', '.join(claim.parameters)}")
-    values = claim.resolve(params)
-    check_finite([claim.id], params)
-    return values
+    return claim_parameters(claim, params)  # ValueError, as the command line's exit 2
 
 
 def predict(claim: str, **params: float) -> dict[str, float]:
@@ -248,9 +240,7 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     from verification.verdict import DEFAULT_LEVEL
     from theory.parameters import PARAMETERS, validate_parameters
 
-    from types import SimpleNamespace
-
-    from verification.cli import _check_backend
+    from verification.cli import backend_claims
 
     ids = list(default_claim_ids()) if claims is None else [claims] if isinstance(claims, str) else list(claims)
     for c in ids:
@@ -258,9 +248,8 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     if profile not in ("quick", "standard", "large", "gpu"):
         raise ValueError(f"parameter 'profile' must be quick, standard, large or gpu, got {profile!r}")
     # the command line's checks of --backend/--device/--dtype (and of the gpu profile)
-    ids = _check_backend(SimpleNamespace(backend=backend, device=device, dtype=dtype,
-                                         profile=profile, entries=None,
-                                         claims=[] if claims is None else ids), ids)
+    ids = backend_claims(ids, backend=backend, device=device, dtype=dtype, profile=profile,
+                         entries=None, named=claims is not None)
     missing = [c for c in ids if profile not in get_claim(c).profiles]
     if missing:
         raise ValueError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")

@@ -46,10 +46,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Sequence
 
 from verification.claims import POWER_TARGETS, Claim
@@ -505,15 +503,10 @@ def report_json(report: AuditReport) -> dict:
 
 def _cmd_audit(args) -> int:
     from verification import display
-    from verification.cli import _claims_arg
+    from verification.cli import run_options_claims
     from verification.store import Store
 
-    from verification.executors import parse_scheduler
-    from verification.suite import select_entry_claims
-
-    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
-    parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
-    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    claims, workers = run_options_claims(args)
     opts = AuditOptions(claims=claims, profile=args.profile, sizes=args.sizes,
                         replicates=args.replicates, seed=args.seed, workers=workers,
                         level=args.level, entries=args.entries, scheduler=args.scheduler)

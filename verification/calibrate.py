@@ -14,10 +14,8 @@ same command resumes it.
 """
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -117,15 +115,10 @@ def _print(results: list[ClaimCalibration], level: float, profile: str, n: int) 
 
 
 def _cmd_calibrate(args) -> int:
-    from verification.cli import _claims_arg
+    from verification.cli import run_options_claims
     from verification.store import Store
 
-    from verification.executors import parse_scheduler
-    from verification.suite import select_entry_claims
-
-    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
-    parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
-    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    claims, workers = run_options_claims(args)
     seeds = calibration_seeds(args.seeds, args.seed)
     store = Store(args.store)
 

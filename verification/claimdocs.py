@@ -26,7 +26,7 @@ from typing import Any, Mapping
 from theory.parameters import PARAMETERS
 from verification.claims import POWER_TARGETS, Check, Claim, RateRule
 
-__all__ = ["describe_claim", "claims_markdown", "family_of", "DOCS_PATH"]
+__all__ = ["describe_claim", "claims_markdown", "family_of", "model_text", "DOCS_PATH"]
 
 #: Where the generated theory document lives, relative to the repository root.
 DOCS_PATH = "docs/claims.md"
@@ -147,6 +147,20 @@ def _fmt(x: object) -> str:
     return str(x)
 
 
+def model_text(check: Mapping[str, object], digits: int = 10) -> str:
+    """A described check's finite-size model in words (:func:`describe_claim`'s
+    ``model``): ``rate range [lo, hi]``, ``rate r`` (a rule's text as it is), or the kind."""
+    def num(x: object) -> str:
+        return f"{x:.{digits}g}" if isinstance(x, float) else _fmt(x)
+
+    if check["model"] == "rate range":
+        lo, hi = check["rate_range"]
+        return f"rate range [{num(lo)}, {num(hi)}]"
+    if check["model"] == "rate":
+        return f"rate {num(check['rate'])}"
+    return str(check["model"])
+
+
 def _case_text(case: Mapping[str, float], claim: Claim) -> str:
     return ", ".join(f"{k}={_fmt(case[k])}" for k in claim.parameters if k in case)
 
@@ -246,12 +260,7 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     out += ["", "Checks:", "", "| prediction | statistic | kind | model | rate status | domain | notes |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in d["checks"]:
-        if c["model"] == "rate range":
-            model = f"rate range [{_fmt(c['rate_range'][0])}, {_fmt(c['rate_range'][1])}]"
-        elif c["model"] == "rate":
-            model = f"rate {_fmt(c['rate'])}"
-        else:
-            model = c["model"]
+        model = model_text(c)
         notes = "; ".join(n for n in (c["rate_note"], c["tolerance_note"], c["record_note"]) if n)
         out.append(f"| `{c['prediction']}` | `{c['statistic']}` | {c['kind']}"
                    f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {model} | "

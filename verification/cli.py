@@ -296,28 +296,43 @@ class _RunOnly(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _check_backend(args, claims: list[str]) -> list[str]:
+def run_options_claims(args) -> tuple[list[str], int]:
+    """What ``audit`` and ``calibrate`` take from the shared run options
+    (:func:`add_run_options`): the named (or default) claims narrowed by ``--entries``,
+    ``--scheduler`` checked before anything starts, and the worker count (default
+    ``min(2, cores)``)."""
+    from verification.executors import parse_scheduler
+    from verification.suite import select_entry_claims
+
+    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
+    parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
+    return claims, args.workers or max(1, min(2, os.cpu_count() or 1))
+
+
+def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, profile: str,
+                   entries: str | None, named: bool) -> list[str]:
     """``--backend/--device/--dtype`` and ``--profile gpu``: the library installed (else exit
     2 with the install command), the claims that take a backend (all of them when none is
-    named), the gpu profile only with a GPU library."""
+    ``named``), the gpu profile only with a GPU library. Shared by ``run`` and
+    :func:`verification.api.verify`."""
     from numerics.backends import BackendUnavailable, check_backend, sampling_keys
     from verification.suite import BACKEND_CLAIMS
 
-    default = not sampling_keys(args.backend, args.device, args.dtype)
-    if args.profile == "gpu" and args.backend == "numpy":
+    default = not sampling_keys(backend, device, dtype)
+    if profile == "gpu" and backend == "numpy":
         raise UsageError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB float64 "
                          "matrix per task, Lanczos passes over it); it runs with --backend torch "
                          "or cupy (--device cuda), not numpy")
     if default:
         return claims
     try:
-        check_backend(args.backend, args.device, args.dtype)
+        check_backend(backend, device, dtype)
     except (BackendUnavailable, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    if args.entries is not None:
+    if entries is not None:
         raise UsageError("parameter '--backend': --entries laws are sampled with numpy in float64 "
                          "only")
-    if not args.claims:
+    if not named:
         return list(BACKEND_CLAIMS)
     others = [c for c in claims if c not in BACKEND_CLAIMS]
     if others:
@@ -556,17 +571,24 @@ def _cmd_claims(args) -> int:
     return EXIT_OK
 
 
-def _cmd_predict(args) -> int:
-    from verification.registry import get_claim
-
-    claim = get_claim(args.claim)
-    overrides = parse_set(args.set)
+def claim_parameters(claim, overrides: Mapping[str, float]) -> dict:
+    """The claim's parameters with ``overrides`` (``--set``) applied: a parameter the claim
+    does not take, or a value where its theory is not finite, is bad input (exit 2)."""
     unknown = [k for k in overrides if k not in claim.parameters]
     if unknown:
         raise UsageError(f"claim {claim.id} takes no parameter '{unknown[0]}'; "
                          f"it takes: {', '.join(claim.parameters)}")
     values = claim.resolve(overrides)
     check_finite([claim.id], overrides)
+    return values
+
+
+def _cmd_predict(args) -> int:
+    from verification.registry import get_claim
+
+    claim = get_claim(args.claim)
+    overrides = parse_set(args.set)
+    values = claim_parameters(claim, overrides)
     preds = claim.predict_numbers(values)
     out = {"claim": claim.id, "status": claim.status, "parameters": values,
            "predictions": preds, "statement": claim.statement_latex(values)}
@@ -588,7 +610,8 @@ def _cmd_run(args) -> int:
     claims = _claims_arg(args.claims)
     overrides = parse_set(args.set)
     claims = _large_claims(claims, args)
-    claims = _check_backend(args, claims)
+    claims = backend_claims(claims, backend=args.backend, device=args.device, dtype=args.dtype,
+                            profile=args.profile, entries=args.entries, named=bool(args.claims))
     if args.profile == "gpu":
         lacking = [c for c in claims if "gpu" not in get_claim(c).profiles]
         if lacking:
@@ -735,7 +758,7 @@ class LineProgress:
 
 
 def _cmd_describe(args) -> int:
-    from verification.claimdocs import describe_claim
+    from verification.claimdocs import describe_claim, model_text
 
     d = describe_claim(args.claim, args.profile) if args.profile in _profiles_of(args.claim) \
         else None
@@ -762,12 +785,7 @@ def _cmd_describe(args) -> int:
             out.append(f"      note: {p['note']}")
     out += ["", "checks:"]
     for c in d["checks"]:
-        if c["model"] == "rate range":
-            model = f"rate range [{c['rate_range'][0]:.3g}, {c['rate_range'][1]:.3g}]"
-        elif c["model"] == "rate":
-            model = f"rate {c['rate'] if isinstance(c['rate'], str) else format(c['rate'], '.3g')}"
-        else:
-            model = c["model"]
+        model = model_text(c, digits=3)
         out.append(f"  {c['prediction']}:{c['statistic']}  {c['kind']}, {model}"
                    + (f" ({c['rate_status']})" if c["rate_status"] else "")
                    + f", needs >= {c['minimum_sizes']} size(s)"

@@ -147,14 +147,10 @@ def _encoder_claim(name: str) -> Claim:
                         "so their rows are correlated and the theory's isometric input does not hold"),
         Prediction("iso_fix_sqrtT_s1_first", "empirical", _two_kappa, r"\sqrt{T}s_1(A_1^\perp)",
                    note="the fix removes the outlier: the edge 2 kappa (fix.spectrum)"),
-    ) + sr_preds
-    checks = (
-        _recorded("iso_std_s1_first", "iso_std_s1_first", _KQ_NOTE),
-        _recorded("iso_std_sqrtT_s2_first", "iso_std_sqrtT_s2_first", _KQ_NOTE),
-        _recorded("iso_std_frob_first", "iso_std_frob_first", _KQ_NOTE),
-        _recorded("tok_std_frob_first", "tok_std_frob_first", _KQ_NOTE),
-        _recorded("iso_fix_sqrtT_s1_first", "iso_fix_sqrtT_s1_first", _KQ_NOTE),
-    ) + sr_checks
+    )
+    # every first-layer prediction is recorded under its own name
+    checks = tuple(_recorded(p.name, p.name, _KQ_NOTE) for p in preds) + sr_checks
+    preds += sr_preds
     return Claim(
         id=f"models.{name}",
         title=(rf"{_TITLES[name]} at random initialisation (empirical): $A_1\approx\mathbf{{1}}"
@@ -181,14 +177,9 @@ def _gpt2_claim() -> Claim:
                    note="kappa^2 = e^{s2} - 1 (causal.cesaro frob_noise_over_H)"),
         Prediction("tok_std_frob_first", "empirical", _kappa2, r"\|A_1-C_T\|_F^2/H_T{}_{\mathrm{tok}}",
                    note="as iso_std_frob_first, on token ids"),
-    ) + sr_preds
-    checks = (
-        _recorded("iso_std_s1_over_cesaro", "iso_std_s1_over_cesaro", note),
-        _recorded("iso_std_s1_first", "iso_std_s1_first", note),
-        _recorded("iso_std_s2_over_cesaro", "iso_std_s2_over_cesaro", note),
-        _recorded("iso_std_frob_first", "iso_std_frob_first", note),
-        _recorded("tok_std_frob_first", "tok_std_frob_first", note),
-    ) + sr_checks
+    )
+    checks = tuple(_recorded(p.name, p.name, note) for p in preds) + sr_checks
+    preds += sr_preds
     return Claim(
         id="models.gpt2",
         title=(r"GPT-2 at random initialisation (empirical): $A_1\approx C_T$ (Cesaro), "
