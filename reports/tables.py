@@ -135,6 +135,9 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
     rate = check.get("rate")
     if check["kind"] in ("exact", "matching"):
         return TeX("round-off tolerance")
+    models = check.get("models")
+    if models:
+        return TeX(f"finite-size models: {escape('; '.join(models))} (union of their intervals)")
     rr = check.get("rate_range")
     if rr:
         return TeX(f"finite-size model $L + c\\,T^{{-r}}$, $r$ estimated in "
@@ -617,6 +620,8 @@ def _model(check: Mapping[str, Any]) -> TeX:
         return TeX("recorded")
     if check["kind"] in ("exact", "matching") or check.get("power_class") == "exact":
         return TeX("exact")
+    if check.get("models"):
+        return TeX(f"{len(check['models'])} models" if len(check["models"]) > 1 else "no correction")
     rr = check.get("rate_range")
     if rr:
         return TeX(f"$r\\in[{rate_fraction(rr[0])},{rate_fraction(rr[1])}]$")

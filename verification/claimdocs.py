@@ -52,6 +52,8 @@ def _parameter(name: str, claim: Claim) -> dict[str, Any]:
 
 
 def _rate(check: Check, values: Mapping[str, float]) -> dict[str, Any]:
+    if check.models:
+        return {"model": "model family", "models": [f"{m.name}: {m.formula}" for m in check.models]}
     if check.rate_range is not None:
         return {"model": "rate range", "rate_range": list(check.rate_range)}
     if isinstance(check.rate, RateRule):
@@ -99,8 +101,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
             "domain": c.domain_note or (None if c.domain is None else "restricted"),
             "judged_at": [c.applies(case) for case in cases],
             "tolerance_note": c.tolerance_note or None, "record_note": c.record_note or None,
-            "minimum_sizes": (4 if c.rate_range is not None else 3)
-            if c.asserted and c.kind in ("limit", "distance") else 1,
+            "minimum_sizes": c.minimum_sizes,
         })
     return {
         "claim": claim.id, "title": claim.title, "status": claim.status,
@@ -158,6 +159,8 @@ def model_text(check: Mapping[str, object], digits: int = 10) -> str:
         return f"rate range [{num(lo)}, {num(hi)}]"
     if check["model"] == "rate":
         return f"rate {num(check['rate'])}"
+    if check["model"] == "model family":
+        return "models " + "; ".join(check["models"])
     return str(check["model"])
 
 
@@ -189,7 +192,8 @@ def claims_markdown(profile: str = "quick") -> str:
         "domains, the predicted values at the parameter cases of the "
         f"`{profile}` profile, the checks",
         "that measure each prediction (a stated rate `alpha`: the error decays at least like",
-        "`T^-alpha`; a rate range: `x_T = L + c T^-r` with `r` estimated in it), the sweep",
+        "`T^-alpha`; a rate range: `x_T = L + c T^-r` with `r` estimated in it; a model",
+        "family: corrections of known form, each fitted, the union of their intervals), the sweep",
         "profiles with their power targets, and the references. The same data as JSON:",
         "`gapverify describe CLAIM --json`; how a claim is judged: `README.md`, \"How a claim",
         "is judged\".",

@@ -93,6 +93,10 @@ class Check:
         likelihood; :func:`verification.inference.profile_limit`). One of the two is
         required for an asserted check: a check that cannot reject a wrong limit is not a
         check.
+        A third model, ``models``: a family of finite-size models of known form
+        (:class:`verification.inference.FiniteSizeModel`), for a correction that is not a
+        power of ``T`` (``1/log^2 T``); the limit's interval is the union of the members'
+        (:func:`verification.inference.family_limit`).
       * ``"distance"``: Kolmogorov distance between the sample array ``statistic`` and the
         law ``cdf(params, scale)``; tends to 0 like ``T^-rate``.
       * ``"exact"``: ``|x - L| <= tolerance(T, m)`` for every replicate (round-off bound).
@@ -121,13 +125,16 @@ class Check:
     #: the size a deviation of a prediction equal to 0 is measured against (power of a
     #: zero limit is reported relative to it), e.g. the value in the nearest wrong model
     zero_scale: Callable[[Mapping[str, float]], float] | None = None
+    #: a family of finite-size models of known form (instead of ``rate``/``rate_range``)
+    models: tuple = ()
 
     def __post_init__(self) -> None:
         if self.kind in ("limit", "distance") and self.asserted:
-            if (self.rate is None) == (self.rate_range is None):
+            given = (self.rate is not None) + (self.rate_range is not None) + bool(self.models)
+            if given != 1:
                 raise ValueError(
                     f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
-                    "exactly one finite-size model, a stated 'rate' or a 'rate_range' "
+                    "exactly one finite-size model, a stated 'rate', a 'rate_range' or 'models' "
                     "(consistency-only checks cannot reject a wrong limit)")
         if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
             raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
@@ -136,6 +143,17 @@ class Check:
     def applies(self, params: Mapping[str, float]) -> bool:
         """Whether this check is judged at ``params`` (its ``domain``)."""
         return self.domain is None or bool(self.domain(params))
+
+    @property
+    def minimum_sizes(self) -> int:
+        """Sizes an asserted check needs to be judged: 3 for a stated rate (2 parameters and
+        a degree of freedom), 4 for a rate range, one more than a model family's largest
+        member has parameters; 1 for exact and recorded checks."""
+        if not self.asserted or self.kind not in ("limit", "distance"):
+            return 1
+        if self.models:
+            return 1 + max(m.parameters for m in self.models)
+        return 4 if self.rate_range is not None else 3
 
     def rate_at(self, params: Mapping[str, float]) -> float | None:
         """The stated rate at ``params`` (``None``: no rate asserted)."""

@@ -164,13 +164,13 @@ def check_finite(claims: Sequence[str], overrides: Mapping[str, object], profile
 
 def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:
     """Sizes per claim: ``(fewest any asserted check can be judged with, sizes every one
-    needs)``: 3 for a stated rate, 4 for a rate range, 1 for exact checks."""
+    needs)``: :attr:`Check.minimum_sizes` (3 for a stated rate, 4 for a rate range, one
+    more than a model family's largest member has parameters, 1 for exact checks)."""
     from verification.registry import get_claim
 
     out = {}
     for c in claims:
-        needs = [(4 if check.rate_range is not None else 3) if check.kind in ("limit", "distance")
-                 else 1 for check in get_claim(c).checks if check.asserted]
+        needs = [check.minimum_sizes for check in get_claim(c).checks if check.asserted]
         out[c] = (min(needs, default=1), max(needs, default=1))
     return out
 

@@ -86,6 +86,8 @@ _CHECK_STYLE = {"pass": "green", "fail": "bold red", "lacks power": "yellow",
 def _model_text(c) -> str:
     if c.kind in ("exact", "matching") or c.power_class == "exact":
         return "exact"
+    if c.models:
+        return f"{len(c.models)} models" if len(c.models) > 1 else "no correction"
     if c.rate_range:
         return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"
     if c.rate is None:

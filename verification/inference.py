@@ -15,13 +15,16 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 __all__ = ["SizeSummary", "LinearFit", "ProfileLimit", "summarise", "weighted_linear_fit",
-           "power_law_fit", "extrapolate_limit", "profile_limit", "two_sided_quantile"]
+           "power_law_fit", "extrapolate_limit", "profile_limit", "two_sided_quantile",
+           "FiniteSizeModel", "FamilyLimit", "family_limit"]
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,83 @@ def profile_limit(T: np.ndarray, mean: np.ndarray, se: np.ndarray,
     return ProfileLimit(L=best[1], se_L=birge * best[2], r=best[0],
                         rates=(min(f[0] for f in kept), max(f[0] for f in kept)),
                         low=low, high=high, birge=birge)
+
+
+@dataclass(frozen=True)
+class FiniteSizeModel:
+    r"""A finite-size model :math:`\bar x_T = f(T; L, \theta)`: the limit :math:`L` and
+    nuisance parameters :math:`\theta`, fitted together. ``curve(T, L, *theta)``;
+    ``start`` the nuisances' starting values; ``formula`` as a person reads it."""
+
+    name: str
+    formula: str
+    curve: Callable[..., np.ndarray]
+    start: tuple[float, ...]
+
+    @property
+    def parameters(self) -> int:
+        return 1 + len(self.start)
+
+
+@dataclass(frozen=True)
+class FamilyLimit:
+    """The limit by a family of finite-size models: ``low``/``high`` bound the union of
+    the members' intervals; ``L``/``se_L``/``birge`` are the best-fitting member's;
+    ``fits`` lists ``(name, L, q-interval half-width)`` per member."""
+
+    L: float
+    se_L: float
+    low: float
+    high: float
+    birge: float
+    fits: tuple[tuple[str, float, float], ...]
+
+    def accepts(self, limit: float) -> bool:
+        return self.low <= limit <= self.high
+
+
+def family_limit(T: np.ndarray, mean: np.ndarray, se: np.ndarray,
+                 models: Sequence[FiniteSizeModel], q: float) -> FamilyLimit:
+    r"""The limit of a statistic whose correction to its limit is known in form but not in
+    its constants: each member of ``models`` is fitted by weighted nonlinear least squares
+    (``scipy.optimize.curve_fit``), its error Birge-inflated
+    (:math:`R_B = \sqrt{\chi^2/\nu}` when above 1), and the accepted limits are the union of
+    :math:`\hat L_m \pm q R_{B,m}\,\mathrm{se}(\hat L_m)` over the members. The spread
+    between members is the model uncertainty: for a deterministic statistic (no sampling
+    error) it is the whole of it, and a single member's residual scatter would understate
+    it. A member that cannot be fitted (too few sizes, no convergence, undefined
+    covariance) leaves the interval unbounded: nothing is accepted on a model that failed.
+    """
+    T, mean, se = (np.asarray(v, dtype=float) for v in (T, mean, se))
+    floor = 1e-12 * max(1.0, float(np.max(np.abs(mean))))
+    sigma = np.maximum(np.where(np.isfinite(se), se, 0.0), floor)
+    fits, low, high, best = [], math.inf, -math.inf, None
+    for m in models:
+        dof = T.size - m.parameters
+        try:
+            if dof < 1:
+                raise ValueError(f"{m.name}: {m.parameters} parameters need {m.parameters + 1} sizes")
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", optimize.OptimizeWarning)
+                p, cov = optimize.curve_fit(m.curve, T, mean, p0=(float(mean[-1]), *m.start),
+                                            sigma=sigma, absolute_sigma=True, maxfev=20000)
+            chi2 = float(np.sum(((mean - m.curve(T, *p)) / sigma) ** 2))
+            birge = math.sqrt(max(chi2 / dof, 1.0))
+            se_L = birge * math.sqrt(float(cov[0, 0]))
+            if not math.isfinite(se_L):
+                raise ValueError(f"{m.name}: undefined covariance")
+        except (RuntimeError, ValueError, optimize.OptimizeWarning, np.linalg.LinAlgError):
+            fits.append((m.name, math.nan, math.inf))
+            low, high = -math.inf, math.inf
+            continue
+        fits.append((m.name, float(p[0]), q * se_L))
+        low, high = min(low, p[0] - q * se_L), max(high, p[0] + q * se_L)
+        if best is None or chi2 / dof < best[0]:
+            best = (chi2 / dof, float(p[0]), se_L, birge)
+    if best is None:
+        return FamilyLimit(math.nan, math.inf, -math.inf, math.inf, math.inf, tuple(fits))
+    return FamilyLimit(L=best[1], se_L=best[2], low=float(low), high=float(high),
+                       birge=best[3], fits=tuple(fits))
 
 
 def two_sided_quantile(level: float, tests: int) -> float:

@@ -147,6 +147,8 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                   "rate_status": c.rate_status,
                                   "asserted": c.asserted,
                                   "rate_range": list(c.rate_range) if c.rate_range else None,
+                                  **({"models": [f"{m.name}: {m.formula}" for m in c.models]}
+                                     if c.models else {}),
                                   "domain": c.domain_note or None}
             for c in claim.checks}
 

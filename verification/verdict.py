@@ -17,6 +17,10 @@ The rules (printed with every verdict table, see :data:`RULES`):
     the finite-size model :math:`\bar x_T = L + c T^{-r}` with :math:`r` estimated in the
     range: the claimed limit lies in the profile-likelihood interval of :math:`L`
     (:func:`verification.inference.profile_limit`).
+``limit`` with a model family
+    each finite-size model of the family (a correction of known form, e.g.
+    :math:`1/\log^2 T`) is fitted; the claimed limit lies in the union of their intervals
+    (:func:`verification.inference.family_limit`).
 
 Power. A check that passes is also asked how wrong its prediction would have to be for
 the same samples to reject it: the *power* is the smallest relative error :math:`e` such
@@ -43,6 +47,7 @@ from scipy.optimize import linear_sum_assignment
 from verification.claims import Check, Claim
 from verification.inference import (
     extrapolate_limit,
+    family_limit,
     power_law_fit,
     profile_limit,
     summarise,
@@ -68,6 +73,7 @@ RULES = (
     "(a stated rate is a lower bound, set below the local slopes measured at T <= 1024)",
     "limit: extrapolation x_T = L + c T^-r, r = max(stated rate, fitted beta), gives |L_hat - L| <= q se",
     "rate range: x_T = L + c T^-r with r estimated in the stated range; L in the profile-likelihood interval",
+    "model family: finite-size models of known form each fitted; L in the union of their intervals",
     "power: smallest relative error of the prediction the same samples reject (both signs); "
     "worse than the profile's target (quick 5%, standard 3%): lacks power, not verified",
     "q: normal quantile at the false-alarm level of each claim, Bonferroni over that claim's tests",
@@ -155,7 +161,8 @@ class CheckResult:
     power: float | None = None  # smallest relative error rejected (both signs); inf: none
     power_target: float | None = None
     rate_range: list[float] | None = None
-    limit_interval: list[float] | None = None  # accepted limits (rate-range checks)
+    limit_interval: list[float] | None = None  # accepted limits (rate-range, model-family checks)
+    models: list[str] | None = None  # a model-family check's members (formulas)
     #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
     parameter_moves: list[dict] | None = None
 
@@ -190,14 +197,16 @@ class ClaimResult:
 
 
 def power_class(check: Check, params: Mapping[str, float] | None = None) -> str:
-    """``exact``, ``rated`` (stated rate), ``rate range`` (estimated rate), ``recorded``
-    or ``outside domain`` (at ``params``)."""
+    """``exact``, ``rated`` (stated rate), ``rate range`` (estimated rate), ``model family``,
+    ``recorded`` or ``outside domain`` (at ``params``)."""
     if not check.asserted:
         return "recorded"
     if params is not None and not check.applies(params):
         return "outside domain"
     if check.kind in ("exact", "matching"):
         return "exact"
+    if check.models:
+        return "model family"
     return "rate range" if check.rate_range is not None else "rated"
 
 
@@ -205,8 +214,8 @@ def _tests_in(check: Check, sizes: int, params: Mapping[str, float] | None) -> i
     cls = power_class(check, params)
     if cls in ("exact", "recorded", "outside domain"):
         return 0
-    if cls == "rate range":
-        return 1 if sizes >= 4 else 0
+    if cls in ("rate range", "model family"):
+        return 1 if sizes >= check.minimum_sizes else 0
     return 2 if sizes >= 3 else 0
 
 
@@ -312,6 +321,14 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     err_se = np.array([r.error_se for r in rows])
     means = np.array([r.mean for r in rows])
     mean_se = np.array([r.se for r in rows])
+    if check.models:
+        fam = family_limit(Ts, means, mean_se, check.models, q)
+        ok = fam.accepts(predicted)
+        members = ", ".join(f"{name} {L:.5g}" for name, L, _ in fam.fits)
+        reason = (f"{len(fam.fits)} finite-size models ({members}): L in "
+                  f"[{fam.low:.5g}, {fam.high:.5g}]" + ("" if ok else f", which misses {predicted:.5g}"))
+        return _Outcome(ok, reason, limit_hat=fam.L, limit_se=fam.se_L,
+                        failing=None if ok else int(Ts[-1]), interval=(fam.low, fam.high))
     if check.rate_range is not None:
         prof = profile_limit(Ts, means, mean_se, check.rate_range, q)
         ok = prof.accepts(predicted)
@@ -372,10 +389,11 @@ def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mappin
             result.power = (floor + max(r.error for r in rows)) / max(abs(predicted), 1e-300)
             return result
         result.reason = f"sizes at round-off from T = {first} excluded; "
-    needed = 4 if check.rate_range is not None else 3
+    needed = check.minimum_sizes
     if len(used) < needed:
         result.verdict = "not assessed"
-        result.reason = f"a {'rate range' if check.rate_range else 'rate'} needs at least {needed} sizes"
+        what = "model family" if check.models else "rate range" if check.rate_range else "rate"
+        result.reason = f"a {what} needs at least {needed} sizes"
         return result
     out = _judge_rows(check, used, predicted, rate, q)
     result.verdict = "pass" if out.ok else "fail"
@@ -383,7 +401,7 @@ def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mappin
     result.beta, result.beta_se = out.beta, out.beta_se
     result.limit_hat, result.limit_se = out.limit_hat, out.limit_se
     result.failing_size = out.failing
-    if out.interval is not None:
+    if out.interval is not None and all(map(math.isfinite, out.interval)):
         result.limit_interval = [float(out.interval[0]), float(out.interval[1])]
     return result
 
@@ -561,7 +579,8 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                     tolerance_note=check.tolerance_note, case=dict(params),
                     prediction=check.prediction, power_class=power_class(check, params),
                     power_target=power_target,
-                    rate_range=list(check.rate_range) if check.rate_range else None)
+                    rate_range=list(check.rate_range) if check.rate_range else None,
+                    models=[m.formula for m in check.models] or None)
         if not check.applies(params):
             results.append(CheckResult(**base, verdict="outside domain", rows=[],
                                        reason=check.domain_note or "outside the check's domain"))

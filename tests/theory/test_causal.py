@@ -8,7 +8,8 @@ import sympy as sp
 
 from numerics.causal import causal_softmax, cesaro_dense, cesaro_top_singular_value
 from theory.causal import (
-    _T, cesaro_frobenius_sq, cesaro_matrix, dirichlet_noise_frobenius,
+    _T, cesaro_frobenius_sq, cesaro_matrix, cesaro_section_factor, cesaro_symbol,
+    dirichlet_noise_frobenius,
     expected_noise_frobenius, hardy_constant, harmonic,
 )
 
@@ -91,3 +92,31 @@ def test_noise_over_harmonic_tends_to_kappa_squared_with_a_harmonic_correction()
     d = [float(mpmath.harmonic(T)) - expected_noise_frobenius(T, s2) for T in (256, 512, 1024, 2048)]
     steps = np.abs(np.diff(d))
     assert np.all(steps[1:] < 0.75 * steps[:-1])  # geometric decrease: a convergent deficit
+
+
+def test_cesaro_symbol_is_derived_and_gives_wilfs_rate():
+    t, ell, b = sp.Symbol("t", real=True), sp.Symbol("ell", positive=True), sp.Symbol("b", real=True)
+    lam = cesaro_symbol()
+    assert sp.simplify(lam - 4 / (1 + 4 * t**2)) == 0
+    assert lam.subs(t, 0) == hardy_constant() ** 2  # the symbol's top is Hardy's constant squared
+    # s_1(C_T)^2 = 4 - 16 pi^2/log^2 T + O(log^-3 T) (Wilf)
+    square = sp.series((2 * cesaro_section_factor()) ** 2, ell, sp.oo, 3).removeO()
+    assert sp.simplify(square - (4 - 16 * sp.pi**2 / ell**2)) == 0
+
+
+def test_the_section_model_family_brackets_hardys_constant_and_rejects_three_percent():
+    """The three finite-size models of causal.cesaro's s1_mean check, fitted to s_1(C_T)
+    alone (deterministic: no sampling error), on the quick profile's sizes and on sizes
+    up to 2^20: the union of their intervals holds 2 and excludes 2 (1 +- 3%)."""
+    from verification.inference import family_limit, two_sided_quantile
+    from verification.registry.causal import _SECTION_MODELS
+
+    q = two_sided_quantile(0.01, 10)
+    for sizes in ((64, 91, 128, 181, 256, 362, 512), tuple(2 ** k for k in range(10, 21))):
+        T = np.array(sizes, dtype=float)
+        s = np.array([cesaro_top_singular_value(int(n)) for n in sizes])
+        fam = family_limit(T, s, np.zeros_like(s), _SECTION_MODELS, q)
+        assert fam.accepts(2.0), fam
+        assert not fam.accepts(2.0 * 1.03) and not fam.accepts(2.0 * 0.97), fam
+        # no member alone carries the model uncertainty: their spread does
+        assert max(L for _, L, _ in fam.fits) - min(L for _, L, _ in fam.fits) > 1e-4

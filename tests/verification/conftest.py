@@ -6,10 +6,10 @@ from verification.store import Store
 from verification.suite import RunOptions, verify
 
 #: Claims whose quick profile the tests sample (the cheap ones; together they cover the
-#: limit, law, exact, rate-range and parameter-dependent checks and every parameter:
-#: s2 (kappa), gamma, sigma_V, depth).
+#: limit, law, exact, rate-range, model-family and parameter-dependent checks and every
+#: parameter: s2 (kappa), gamma, sigma_V, depth).
 QUICK_CLAIMS = ("softmax.kappa", "markov.outliers", "width.stable_rank",
-                "gradient.value_frobenius")
+                "gradient.value_frobenius", "causal.cesaro")
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,8 @@ def test_quick_profile_verdicts_and_power(quick_store, tmp_path, capsys):
         for why in c["unverified"]:
             assert "lacks power at T <=" in why or "not assessed" in why
         for check in c["checks"]:
-            assert check["power_class"] in ("exact", "rated", "rate range", "outside domain", "recorded")
+            assert check["power_class"] in ("exact", "rated", "rate range", "model family",
+                                            "outside domain", "recorded")
             if check["outcome"] == "pass":
                 assert check["power"] is not None and check["power"] <= 0.05
     statuses = {c["claim"]: c["status"] for c in doc["claims"]}

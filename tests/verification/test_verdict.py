@@ -264,3 +264,47 @@ def test_a_wrong_parameter_seen_at_another_case_is_covered():
     assert claim_verdict(claim, low.checks, max(SIZES), parameter_coverage=False)[0] == "pass"
 
 
+
+
+def _family_claim(models):
+    return Claim(
+        id="family", title="x_T = 2 + 3/log^2 T",
+        predictions=(Prediction("x", "theorem", lambda p: 2, "x"),),
+        checks=(Check("x", "x", "limit", models=models, rate_status="derived"),),
+        parameters=(), experiment="none", references=(), profiles={"quick": Profile(SIZES, 16)})
+
+
+def test_a_model_family_check_accepts_the_truth_and_rejects_a_few_percent():
+    from verification.inference import FiniteSizeModel
+
+    models = (FiniteSizeModel("log", "L + c/(log T + b)^2",
+                              lambda T, L, c, b: L + c / (np.log(T) + b) ** 2, (3.0, 0.0)),
+              FiniteSizeModel("log, no shift", "L + c/log^2 T",
+                              lambda T, L, c: L + c / np.log(T) ** 2, (3.0,)))
+    claim = _family_claim(models)
+    assert claim.checks[0].minimum_sizes == 4  # the largest member has 3 parameters
+    rng = np.random.default_rng(7)
+    data = {T: [{"x": LIMIT + C / np.log(T) ** 2 + 0.002 * rng.standard_normal()} for _ in range(16)]
+            for T in SIZES}
+    q = two_sided_quantile(0.01, 1)
+    res = judge_claim(claim, data, {}, q=q, root_seed=1, power_target=0.05)
+    check = res.checks[0]
+    assert res.verdict == "pass" and check.power_class == "model family", check.reason
+    low, high = check.limit_interval
+    assert low <= LIMIT <= high and check.power == pytest.approx(max(2 - low, high - 2) / 2)
+    for scale in (1 + 2 * check.power, 1 - 2 * check.power):
+        bad = judge_claim(claim, data, {}, q=q, root_seed=1, variant=Variant(scale=scale))
+        assert bad.verdict == "fail", scale
+
+
+def test_a_model_family_member_that_cannot_be_fitted_leaves_no_power():
+    from verification.inference import FiniteSizeModel
+
+    # five parameters on five sizes: no degree of freedom, nothing accepted on it
+    wide = FiniteSizeModel("too many", "L + ...", lambda T, L, a, b, c, d: L + a / T + b / T**2
+                           + c / T**3 + d / T**4, (0.0, 0.0, 0.0, 0.0))
+    claim = _family_claim((wide,))
+    data = {T: [{"x": LIMIT + C / T + 0.01 * k} for k in range(4)] for T in SIZES}
+    res = judge_claim(claim, data, {}, q=3.0, root_seed=1, power_target=0.05)
+    assert res.checks[0].verdict == "not assessed"  # 6 sizes needed
+    assert res.verdict == "not verified"

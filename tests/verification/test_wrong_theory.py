@@ -5,6 +5,7 @@ unchanged theory must not be (the shared fixture's run)."""
 import sympy as sp
 import pytest
 
+import theory.causal
 import theory.layers
 import theory.markov
 from theory.softmax import S2
@@ -26,7 +27,8 @@ def _judge(store_path, claim):
 
 def test_the_true_statements_are_not_rejected(quick_store):
     _, results = quick_store
-    for claim in ("softmax.kappa", "markov.outliers", "width.stable_rank", "gradient.value_frobenius"):
+    for claim in ("softmax.kappa", "markov.outliers", "width.stable_rank", "gradient.value_frobenius",
+                  "causal.cesaro"):
         assert results[claim].verdict != "fail", [c.reason for c in results[claim].failed]
 
 
@@ -74,3 +76,13 @@ def test_wrong_edge_is_rejected(quick_store, monkeypatch, name, factor):
     res = _judge(quick_store[0], "markov.outliers")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {name}
+
+
+@pytest.mark.parametrize("factor", [sp.Rational(103, 100), sp.Rational(97, 100)])
+def test_a_wrong_hardy_constant_is_rejected(quick_store, monkeypatch, factor):
+    # s_1(C_T) -> 2 (1 +- 3%): judged by the finite-size model family of 1/log^2 T corrections
+    right = theory.causal.hardy_constant
+    monkeypatch.setattr(theory.causal, "hardy_constant", lambda p=2: right(p) * factor)
+    res = _judge(quick_store[0], "causal.cesaro")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"s1_mean"}
