@@ -43,7 +43,7 @@ References
 """
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Mapping
 
 import mpmath
@@ -95,9 +95,11 @@ def _closed_moments(name: str) -> tuple[sp.Expr, sp.Expr]:
     return m1, sp.simplify(m2 - m1**2)
 
 
+@lru_cache(maxsize=1024)
 def sigmoid_moments_mp(mu, s2, dps: int = DIGITS + 10) -> tuple[mpmath.mpf, mpmath.mpf]:
     r""":math:`(\mathbb E\sigma(g), \operatorname{Var}\sigma(g))`, :math:`g\sim N(\mu, s^2)`,
-    by tanh-sinh quadrature at ``dps`` decimal digits.
+    by tanh-sinh quadrature at ``dps`` decimal digits; memoized (a run judges the same
+    parameters at every case, variant and power step).
 
     .. math:: \mathbb E\,\sigma(g)^k = \int_{-\infty}^\infty
               \frac{e^{-x^2/2}}{\sqrt{2\pi}}\,\bigl(1 + e^{-\mu - s x}\bigr)^{-k}\,dx .

@@ -277,10 +277,11 @@ def _evidence(result: ClaimResult, labels: set[str]) -> str:
 def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, root_seed: int,
                 eps: float, power_target: float | None = None) -> ClaimAudit:
     """Judge ``data`` as stated (with power) and against each prediction's wrong variants."""
+    predictions: dict = {}  # predicted values, shared by the truth and every probe
     truth = judge_claim(claim, data, params, q=q, root_seed=root_seed,
                         power_target=eps if power_target is None else power_target, measure=True,
                         # wrong parameters: the parameter variants below, over all cases
-                        parameter_coverage=False)
+                        parameter_coverage=False, predictions=predictions)
     failing = {c.label for c in truth.failed}
     by_prediction: dict[str, list] = {}
     for c in truth.checks:
@@ -314,7 +315,8 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                                                note=f"{pred.name} does not depend on it"))
                 continue
             res = judge_claim(claim, data, params, q=q, root_seed=root_seed,
-                              variant=probe.variant, measure=False, only=(pred.name,))
+                              variant=probe.variant, measure=False, only=(pred.name,),
+                              predictions=predictions)
             rejected = [f"{c.label} ({_how(c, q)})" for c in res.failed
                         if c.label in labels and c.label not in failing]
             if rejected:

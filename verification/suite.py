@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -339,19 +339,41 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     return merged
 
 
+def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
+                 prof: Profile, seed: int, version: str, q: float, variant: Variant,
+                 predictions: dict | None = None) -> ClaimResult:
+    """Judge one case of a claim on what the store holds for it (nothing is sampled): a
+    pool worker runs this for the run's cases in parallel, opening the store read-only."""
+    claim = get_claim(claim_id)
+    store = Store(store_path, readonly=True)
+    try:
+        data = store.load(claim.experiment, params_key(sampling), seed, version, prof.sizes,
+                          prof.replicates)
+    finally:
+        store.close()
+    return judge_claim(claim, data, values, q=q, root_seed=seed, variant=variant,
+                       power_target=prof.power, measure=True, predictions=predictions)
+
+
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
-                store: Store, executor: Executor, progress, law=None) -> ClaimResult:
+                store: Store, executor: Executor, progress, law=None,
+                predictions: dict | None = None, judged: ClaimResult | None = None) -> ClaimResult:
+    """Judge one case (``judged``: its judgement made already, by :func:`judge_stored` in a
+    worker), replay a failure on a fresh root seed and name the command that reproduces it."""
     backend = backend_keys(opts)
-    data = sample(store, claim, _sampling(values, law, backend), prof, opts.seed, executor, progress)
     variant = _variant_at(variant, opts, claim, values)
-    result = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
-                         power_target=prof.power, measure=True)
+    if judged is None:
+        data = sample(store, claim, _sampling(values, law, backend), prof, opts.seed, executor,
+                      progress)
+        judged = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
+                             power_target=prof.power, measure=True, predictions=predictions)
+    result = judged
     if result.verdict == "fail" and opts.replay:
         again_seed = replay_seed(opts.seed)
         again = sample(store, claim, _sampling(values, law, backend), prof, again_seed, executor,
                        progress)
         replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
-                             power_target=prof.power, measure=False)
+                             power_target=prof.power, measure=False, predictions=predictions)
         result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
                          "failed": [c.label for c in replay.failed]}
         if replay.verdict != "fail":
@@ -392,6 +414,28 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
                  on_done=(progress.advance if progress and tasks else None))
 
 
+def _judge_in_pool(store: Store, run: RunPlan, opts: RunOptions, variant: Variant,
+                   engine: Engine) -> dict[tuple[str, int], ClaimResult]:
+    """Judge every case of the run in the local process pool's workers, each opening the
+    store read-only (:func:`judge_stored`): the sympy, quadrature and fitting work of
+    judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
+    case after another) with one worker, a Dask cluster (whose workers may not see this
+    store) or an in-memory store."""
+    if (not isinstance(engine.executor, ProcessPoolExecutor) or store.path == ":memory:"
+            or engine.slots < 2):
+        return {}
+    version = code_version()
+    backend = backend_keys(opts)
+    futures = {}
+    for claim in run.claims:
+        for i, values in enumerate(run.cases[claim.id]):
+            futures[(claim.id, i)] = engine.executor.submit(
+                judge_stored, store.path, claim.id, dict(values),
+                _sampling(values, run.law, backend), run.profiles[claim.id], opts.seed, version,
+                run.q[claim.id], _variant_at(variant, opts, claim, values))
+    return {key: f.result() for key, f in futures.items()}
+
+
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
     """Run and judge every claim in ``opts.claims`` (every case of each); one result per
@@ -407,11 +451,13 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     aborted = True
     try:
         sample_all(store, run, opts.seed, executor, progress)
+        predictions: dict = {}  # predicted values, shared by every case and claim of the run
+        judged = _judge_in_pool(store, run, opts, variant, executor)
         for claim in run.claims:
             parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
                                           run.q[claim.id], variant, store, executor, progress,
-                                          run.law))
-                     for values in run.cases[claim.id]]
+                                          run.law, predictions, judged.get((claim.id, i))))
+                     for i, values in enumerate(run.cases[claim.id])]
             merged = _merge(claim, parts)
             merged.level, merged.tests = opts.level, run.tests[claim.id]
             if run.law is not None:

@@ -542,28 +542,30 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                 q: float, root_seed: int, variant: Variant = Variant(),
                 power_target: float | None = None, measure: bool | None = None,
                 only: Sequence[str] | None = None,
-                parameter_coverage: bool = True) -> ClaimResult:
+                parameter_coverage: bool = True,
+                predictions: dict | None = None) -> ClaimResult:
     """Judge every check of ``claim`` on ``data`` (size -> list of replicate measurements).
 
     ``power_target`` (the profile's) turns a passing check whose power is worse into
     "lacks power"; ``measure`` (default: when judging the statement as stated) computes
     each check's power; ``only`` judges the checks of those predictions alone (the audit's
-    one-prediction variants); ``parameter_coverage`` (see :func:`claim_verdict`)."""
+    one-prediction variants); ``parameter_coverage`` (see :func:`claim_verdict`);
+    ``predictions``: a memo of predicted values that calls judging the same claims share
+    (a run's cases and variants, an audit's probes: the sympy and quadrature work is done
+    once per claim and parameter set)."""
     measure = variant.identity if measure is None else measure
-    cache: dict[tuple, dict[str, float]] = {}
-
-    def predicted_for(name: str) -> tuple[float, dict]:
-        theory = variant.theory_parameters(name, params)
-        key = tuple(sorted(theory.items()))
-        if key not in cache:
-            cache[key] = claim.predict_numbers(theory)
-        return cache[key][name] * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
+    cache: dict[tuple, dict[str, float]] = {} if predictions is None else predictions
 
     def predicted_for_params(name: str, theory: Mapping[str, float]) -> float:
-        key = tuple(sorted(theory.items()))
+        key = (claim.id, tuple(sorted(theory.items())))
         if key not in cache:
             cache[key] = claim.predict_numbers(theory)
         return cache[key][name]
+
+    def predicted_for(name: str) -> tuple[float, dict]:
+        theory = variant.theory_parameters(name, params)
+        value = predicted_for_params(name, theory)
+        return value * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
 
     results = []
     for check in claim.checks:

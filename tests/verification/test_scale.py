@@ -4,9 +4,7 @@ largest tasks first; memory estimate before sampling; leases shared by concurren
 clean shutdown on SIGTERM, SIGINT and SIGKILL."""
 from __future__ import annotations
 
-import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,7 +16,7 @@ import pytest
 from verification.executors import make_engine, parse_scheduler
 from verification.runner import (SerialExecutor, Task, check_memory, plan, run_task, sweep,
                                  task_memory)
-from verification.store import Store, code_version
+from verification.store import Store
 from verification.suite import RunOptions, plan_run, sample_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,3 +225,27 @@ def test_large_profile_reaches_16384_and_names_the_claims_that_have_one(capsys):
     code = main(["run", "softmax.kappa", "--profile", "large", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "markov.outliers" in err and "width.stable_rank" in err
+
+
+def test_judging_in_the_pool_gives_what_judging_here_gives(tmp_path):
+    """With 2 workers every case is judged in a pool worker that opens the store
+    read-only (suite.judge_stored); the results are those of judging in this process."""
+    import dataclasses
+    import json
+
+    from verification.suite import _judge_in_pool, run_variant, verify
+
+    opts = RunOptions(claims=["softmax.kappa", "variants.linear"], sizes=[64, 91, 128, 181],
+                      replicates=4, seed=5, workers=1, replay=False)
+    store = Store(tmp_path / "s.sqlite")
+    here = verify(opts, store)
+    pooled = verify(dataclasses.replace(opts, workers=2), store)
+    text = lambda results: json.dumps([dataclasses.asdict(r) for r in results], default=str)
+    assert text(here) == text(pooled)
+    # and the 2-worker run did judge in the pool
+    engine = make_engine(2)
+    try:
+        judged = _judge_in_pool(store, plan_run(opts), opts, run_variant(opts), engine)
+    finally:
+        engine.close()
+    assert len(judged) == sum(len(v) for v in plan_run(opts).cases.values()) > 0
