@@ -136,6 +136,8 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
     if check["kind"] in ("exact", "matching"):
         return TeX("round-off tolerance")
     models = check.get("models")
+    if models and check.get("corrected"):
+        return TeX("the theory's finite-size mean subtracted, sizes pooled")
     if models:
         return TeX(f"finite-size models: {escape('; '.join(models))} (union of their intervals)")
     rr = check.get("rate_range")
@@ -621,6 +623,8 @@ def _model(check: Mapping[str, Any]) -> TeX:
     if check["kind"] in ("exact", "matching") or check.get("power_class") == "exact":
         return TeX("exact")
     if check.get("models"):
+        if check.get("corrected"):
+            return TeX("theory's mean")
         return TeX(f"{len(check['models'])} models" if len(check["models"]) > 1 else "no correction")
     rr = check.get("rate_range")
     if rr:

@@ -53,7 +53,8 @@ def _parameter(name: str, claim: Claim) -> dict[str, Any]:
 
 def _rate(check: Check, values: Mapping[str, float]) -> dict[str, Any]:
     if check.models:
-        return {"model": "model family", "models": [f"{m.name}: {m.formula}" for m in check.models]}
+        return {"model": "model family", "models": [f"{m.name}: {m.formula}" for m in check.models]
+                + (["the theory's finite-size mean subtracted first"] if check.correction else [])}
     if check.rate_range is not None:
         return {"model": "rate range", "rate_range": list(check.rate_range)}
     if isinstance(check.rate, RateRule):

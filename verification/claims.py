@@ -127,6 +127,9 @@ class Check:
     zero_scale: Callable[[Mapping[str, float]], float] | None = None
     #: a family of finite-size models of known form (instead of ``rate``/``rate_range``)
     models: tuple = ()
+    #: with ``models``: the theory's finite-size correction ``E x_T - L`` at parameters and
+    #: sizes, subtracted from the means before the family is fitted
+    correction: Callable[[Mapping[str, float], np.ndarray], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if self.kind in ("limit", "distance") and self.asserted:
@@ -136,6 +139,8 @@ class Check:
                     f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
                     "exactly one finite-size model, a stated 'rate', a 'rate_range' or 'models' "
                     "(consistency-only checks cannot reject a wrong limit)")
+        if self.correction is not None and not self.models:
+            raise ValueError(f"check {self.prediction}: a 'correction' needs 'models'")
         if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
             raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
                              f"got {self.rate_range}")

@@ -87,6 +87,8 @@ def _model_text(c) -> str:
     if c.kind in ("exact", "matching") or c.power_class == "exact":
         return "exact"
     if c.models:
+        if c.corrected:
+            return "theory's mean"
         return f"{len(c.models)} models" if len(c.models) > 1 else "no correction"
     if c.rate_range:
         return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"

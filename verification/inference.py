@@ -201,12 +201,19 @@ def family_limit(T: np.ndarray, mean: np.ndarray, se: np.ndarray,
     :math:`\hat L_m \pm q R_{B,m}\,\mathrm{se}(\hat L_m)` over the members. The spread
     between members is the model uncertainty: for a deterministic statistic (no sampling
     error) it is the whole of it, and a single member's residual scatter would understate
-    it. A member that cannot be fitted (too few sizes, no convergence, undefined
+    it. Sampled sizes are weighted by a power law fitted to their standard errors (a
+    skewed statistic's sample mean and sample sd are correlated). A member that cannot be fitted (too few sizes, no convergence, undefined
     covariance) leaves the interval unbounded: nothing is accepted on a model that failed.
     """
     T, mean, se = (np.asarray(v, dtype=float) for v in (T, mean, se))
     floor = 1e-12 * max(1.0, float(np.max(np.abs(mean))))
     sigma = np.maximum(np.where(np.isfinite(se), se, 0.0), floor)
+    if np.all(se > floor) and np.all(np.isfinite(se)) and T.size >= 3:
+        # weights from a power law fitted to the standard errors, not from each size's own:
+        # for a skewed statistic a size's sample mean and sample sd move together, and
+        # weighting by its own sd would pull the pooled limit towards the low side
+        slope, icept = np.polyfit(np.log(T), np.log(se), 1)
+        sigma = np.exp(icept + slope * np.log(T))
     fits, low, high, best = [], math.inf, -math.inf, None
     for m in models:
         dof = T.size - m.parameters

@@ -149,6 +149,7 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                   "rate_range": list(c.rate_range) if c.rate_range else None,
                                   **({"models": [f"{m.name}: {m.formula}" for m in c.models]}
                                      if c.models else {}),
+                                  **({"correction": c.correction.__name__} if c.correction else {}),
                                   "domain": c.domain_note or None}
             for c in claim.checks}
 

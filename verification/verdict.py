@@ -163,6 +163,7 @@ class CheckResult:
     rate_range: list[float] | None = None
     limit_interval: list[float] | None = None  # accepted limits (rate-range, model-family checks)
     models: list[str] | None = None  # a model-family check's members (formulas)
+    corrected: bool = False  # the theory's finite-size mean was subtracted before fitting
     #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
     parameter_moves: list[dict] | None = None
 
@@ -313,7 +314,7 @@ class _Outcome:
 
 
 def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float | None,
-                q: float) -> _Outcome:
+                q: float, params: Mapping[str, float] | None = None) -> _Outcome:
     """The rate and limit tests of a rated check, or the profile interval of a rate-range
     check, on the per-size summaries ``rows``."""
     Ts = np.array([r.T for r in rows], dtype=float)
@@ -322,6 +323,8 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     means = np.array([r.mean for r in rows])
     mean_se = np.array([r.se for r in rows])
     if check.models:
+        if check.correction is not None:  # the theory's E x_T - L, known at every size
+            means = means - np.asarray(check.correction(params, Ts.astype(int)), dtype=float)
         fam = family_limit(Ts, means, mean_se, check.models, q)
         ok = fam.accepts(predicted)
         members = ", ".join(f"{name} {L:.5g}" for name, L, _ in fam.fits)
@@ -395,7 +398,7 @@ def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mappin
         what = "model family" if check.models else "rate range" if check.rate_range else "rate"
         result.reason = f"a {what} needs at least {needed} sizes"
         return result
-    out = _judge_rows(check, used, predicted, rate, q)
+    out = _judge_rows(check, used, predicted, rate, q, params)
     result.verdict = "pass" if out.ok else "fail"
     result.reason += out.reason
     result.beta, result.beta_se = out.beta, out.beta_se
@@ -410,7 +413,7 @@ def _rejects(check: Check, prep: _Prepared, value: float, params, scale: float,
              rate: float | None, q: float, sizes_used: list[int]) -> bool:
     rows = [prep.mean_rows(T, value, params, scale) for T in sizes_used]
     try:
-        return not _judge_rows(check, rows, value, rate, q).ok
+        return not _judge_rows(check, rows, value, rate, q, params).ok
     except (np.linalg.LinAlgError, ValueError):
         # the fit degenerates only for a value so wrong that every replicate sits at the
         # same extreme (a Kolmogorov distance of 1 at every size): rejected
@@ -582,7 +585,8 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                     prediction=check.prediction, power_class=power_class(check, params),
                     power_target=power_target,
                     rate_range=list(check.rate_range) if check.rate_range else None,
-                    models=[m.formula for m in check.models] or None)
+                    models=[m.formula for m in check.models] or None,
+                    corrected=check.correction is not None)
         if not check.applies(params):
             results.append(CheckResult(**base, verdict="outside domain", rows=[],
                                        reason=check.domain_note or "outside the check's domain"))

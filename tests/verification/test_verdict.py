@@ -308,3 +308,23 @@ def test_a_model_family_member_that_cannot_be_fitted_leaves_no_power():
     res = judge_claim(claim, data, {}, q=3.0, root_seed=1, power_target=0.05)
     assert res.checks[0].verdict == "not assessed"  # 6 sizes needed
     assert res.verdict == "not verified"
+
+
+def test_a_known_finite_size_mean_is_subtracted_before_the_sizes_pool():
+    from verification.inference import FiniteSizeModel
+
+    unbiased = (FiniteSizeModel("unbiased", "L", lambda T, L: np.full(np.shape(T), L), ()),)
+    bias = lambda p, T: 5.0 / np.log(T)  # known exactly, far from a power of T
+    with pytest.raises(ValueError, match="needs 'models'"):
+        Check("x", "x", "limit", rate=1.0, correction=bias)
+    rng = np.random.default_rng(3)
+    data = {T: [{"x": LIMIT + 5.0 / np.log(T) + 0.01 * rng.standard_normal()} for _ in range(16)]
+            for T in SIZES}
+    q = two_sided_quantile(0.01, 1)
+    for correction, verdict in ((bias, "pass"), (None, "fail")):
+        claim = _family_claim(unbiased)
+        claim = dataclasses.replace(claim, checks=(dataclasses.replace(claim.checks[0],
+                                                                       correction=correction),))
+        res = judge_claim(claim, data, {}, q=q, root_seed=1, power_target=0.05)
+        assert res.checks[0].verdict == verdict, res.checks[0].reason
+    assert res.checks[0].corrected is False

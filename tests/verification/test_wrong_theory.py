@@ -86,3 +86,16 @@ def test_a_wrong_hardy_constant_is_rejected(quick_store, monkeypatch, factor):
     res = _judge(quick_store[0], "causal.cesaro")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {"s1_mean"}
+
+
+
+def test_a_wrong_causal_noise_constant_is_rejected(quick_store, monkeypatch):
+    # ||A - C_T||_F^2 / H_T -> 1.03 kappa^2: both noise predictions (all rows, late rows),
+    # judged against the theory's finite-T mean with the sizes pooled
+    from verification.registry import causal as causal_family
+
+    right = causal_family._k2
+    monkeypatch.setattr(causal_family, "_k2", lambda p: right(p) * sp.Rational(103, 100))
+    res = _judge(quick_store[0], "causal.cesaro")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"frob_noise_over_H", "frob_noise_late_rows"}
