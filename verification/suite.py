@@ -340,8 +340,7 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 
 
 def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
-                 prof: Profile, seed: int, version: str, q: float, variant: Variant,
-                 predictions: dict | None = None) -> ClaimResult:
+                 prof: Profile, seed: int, version: str, q: float, variant: Variant) -> ClaimResult:
     """Judge one case of a claim on what the store holds for it (nothing is sampled): a
     pool worker runs this for the run's cases in parallel, opening the store read-only."""
     claim = get_claim(claim_id)
@@ -352,7 +351,7 @@ def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sa
     finally:
         store.close()
     return judge_claim(claim, data, values, q=q, root_seed=seed, variant=variant,
-                       power_target=prof.power, measure=True, predictions=predictions)
+                       power_target=prof.power, measure=True)
 
 
 def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
