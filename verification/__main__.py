@@ -1,6 +1,4 @@
 """``python -m verification`` is ``gapverify``."""
-import sys
+from verification.cli import entry
 
-from verification.cli import main
-
-sys.exit(main())
+entry()

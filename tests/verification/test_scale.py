@@ -202,7 +202,14 @@ def _gone(pids, seconds=10.0) -> bool:
 def test_sigterm_and_sigint_end_the_workers_and_keep_the_work(tmp_path, sig, code):
     proc, workers = _start_run(tmp_path)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)  # faulthandler: where every thread waits
+        time.sleep(2)
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"the run did not end within 60 s of {sig.name}; its threads:\n{err[-6000:]}")
     assert proc.returncode == code, err
     assert "measurements are kept" in err and "Traceback" not in err
     assert _gone(workers)
