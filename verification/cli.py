@@ -1048,23 +1048,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The console script and ``python -m verification``: :func:`main`, and an interrupted
-    or terminated run leaves at once (``os._exit``) after its "measurements are kept"
-    line. What it keeps is committed to the store already; an exit handler could only
-    wait, possibly for ever, on the process pool's manager thread when the interrupt
-    left the pool's lock held. ``kill -USR1 PID`` prints every thread's stack (to find
-    where a run waits)."""
+    """The console script and ``python -m verification``: :func:`main`, with
+    ``kill -USR1 PID`` printing every thread's stack (faulthandler), to see where a long
+    run is. A run started with SIGINT ignored (a background job of a non-interactive
+    shell, ``nohup``) keeps ignoring it, as POSIX programs do; SIGTERM still ends it."""
     import faulthandler
     import signal
 
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    code = main()
-    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
+    sys.exit(main())
 
 
 if __name__ == "__main__":

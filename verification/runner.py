@@ -322,16 +322,9 @@ def shutdown_executor(executor: Executor, abort: bool = False) -> None:
     are terminated at once rather than left to finish their task."""
     if abort and isinstance(executor, ProcessPoolExecutor):
         processes = list(getattr(executor, "_processes", {}).values())  # CPython's pool
-        for p in processes:  # first, and without any of the pool's locks
+        executor.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
             p.terminate()
-        # shutdown() takes the pool's lock, which an interrupt inside submit() can leave
-        # held (a signal between a lock's acquire and its with-block, bpo-29988): it runs
-        # in a daemon thread, waited for 5 s at most, so an interrupted run always ends
-        closer = threading.Thread(target=executor.shutdown, daemon=True,
-                                  kwargs={"wait": False, "cancel_futures": True},
-                                  name="gapverify-pool-shutdown")
-        closer.start()
-        closer.join(timeout=5)
         for p in processes:
             p.join(timeout=5)
         return

@@ -178,8 +178,11 @@ def _start_run(tmp_path):
     cmd = [sys.executable, "-m", "verification", "run", "markov.outliers", "--sizes",
            "1024,1448,2048", "--replicates", "50", "--workers", "2", "--quiet",
            "--store", str(tmp_path / "sig.sqlite")]
+    # SIGINT at its default in the child: a test run started in the background of a
+    # non-interactive shell inherits SIGINT ignored, and Python then keeps ignoring it
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while len(_children(proc.pid)) < 2:  # the pool's two workers
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
