@@ -623,9 +623,9 @@ def _model(check: Mapping[str, Any]) -> TeX:
     if check["kind"] in ("exact", "matching") or check.get("power_class") == "exact":
         return TeX("exact")
     if check.get("models"):
-        if check.get("corrected"):
-            return TeX("theory's mean")
-        return TeX(f"{len(check['models'])} models" if len(check["models"]) > 1 else "no correction")
+        from verification.verdict import family_label
+
+        return TeX(family_label(check["models"], bool(check.get("corrected"))))
     rr = check.get("rate_range")
     if rr:
         return TeX(f"$r\\in[{rate_fraction(rr[0])},{rate_fraction(rr[1])}]$")

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgre
 from rich.markup import escape
 from rich.table import Table
 
+from verification.verdict import family_label
+
 __all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nullcontext"]
 
 console = Console(stderr=False, width=None if sys.stdout.isatty() else 150)
@@ -87,9 +89,7 @@ def _model_text(c) -> str:
     if c.kind in ("exact", "matching") or c.power_class == "exact":
         return "exact"
     if c.models:
-        if c.corrected:
-            return "theory's mean"
-        return f"{len(c.models)} models" if len(c.models) > 1 else "no correction"
+        return family_label(c.models, c.corrected)
     if c.rate_range:
         return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"
     if c.rate is None:

@@ -55,7 +55,7 @@ from verification.inference import (
 
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
            "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class",
-           "power_text", "wrong_values", "PARAMETER_FACTORS"]
+           "power_text", "family_label", "wrong_values", "PARAMETER_FACTORS"]
 
 DEFAULT_LEVEL = 0.01
 #: A limit statistic whose every replicate equals the prediction to this relative
@@ -532,6 +532,13 @@ def _first_outside_envelope(T, err, se, rate, q) -> int:
         if err[i] > err[0] * shrink + q * math.hypot(se[i], se[0] * shrink):
             return int(T[i])
     return int(T[-1])
+
+
+def family_label(models: Sequence[str], corrected: bool) -> str:
+    """A model-family check's finite-size model in a table cell (terminal and LaTeX)."""
+    if corrected:
+        return "theory's mean"
+    return f"{len(models)} models" if len(models) > 1 else "no correction"
 
 
 def power_text(power: float | None) -> str:

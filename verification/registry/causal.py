@@ -86,20 +86,23 @@ def _expected_noise(T: int, s2: float) -> float:
     # E ||A - C_T||_F^2, Laplace representation (theory.causal); mu drops out of softmax
     from theory.causal import expected_noise_frobenius
 
-    return expected_noise_frobenius(T, s2) if T > 1 else 0.0
+    return expected_noise_frobenius(T, s2) if T > 1 else 0.0  # row 1 is C's: no noise
 
 
-def _noise_bias(p: Mapping[str, float], T: np.ndarray) -> np.ndarray:
-    # E ||A - C_T||_F^2 / H_T - kappa^2 at every size
-    s2 = float(p["s2"])
-    return np.array([_expected_noise(int(t), s2) / _harmonic(int(t)) - math.expm1(s2) for t in T])
+def _row_noise_bias(name: str, first_row):
+    # E sum_{first < i <= T} ||A_i - C_i||^2 / (H_T - H_first) - kappa^2 at every size:
+    # the theory's finite-T mean of the rows after first_row(T), less the limit
+    def bias(p: Mapping[str, float], T: np.ndarray) -> np.ndarray:
+        s2 = float(p["s2"])
+        return np.array([(_expected_noise(int(t), s2) - _expected_noise(first_row(int(t)), s2))
+                         / _harmonic(int(t), first_row(int(t))) - math.expm1(s2) for t in T])
+
+    bias.__name__ = name
+    return bias
 
 
-def _late_noise_bias(p: Mapping[str, float], T: np.ndarray) -> np.ndarray:
-    # E sum_{T/2 < i <= T} ||A_i - C_i||^2 / (H_T - H_{T/2}) - kappa^2 at every size
-    s2 = float(p["s2"])
-    return np.array([(_expected_noise(int(t), s2) - _expected_noise(int(t) // 2, s2))
-                     / _harmonic(int(t), int(t) // 2) - math.expm1(s2) for t in T])
+_noise_bias = _row_noise_bias("_noise_bias", lambda T: 0)  # all rows
+_late_noise_bias = _row_noise_bias("_late_noise_bias", lambda T: T // 2)  # T/2 < i <= T
 
 
 _CAUSAL_CASES = {"quick": ({"s2": 0.5}, {"s2": 1.0}),
@@ -141,8 +144,10 @@ _register(Claim(
               rate_note="E A_ii = 1/i at every T: as mean_first_column"),
         Check("frob_C_over_H", "frob_C_over_H", "exact", tolerance=_frob_tolerance,
               tolerance_note="2 (T^2 + T) eps: a dot product of T^2 terms and a sum of T"),
-        Check("s1_mean", "s1_cesaro", "limit", models=_SECTION_MODELS, rate_status="derived",
-              rate_note="s_1(C_T) is deterministic and approaches 2 like 1/log^2 T (Wilf): "
+        Check("s1_mean", "s1_cesaro", "limit", models=_SECTION_MODELS, rate_status="empirical",
+              rate_note="s_1(C_T) is deterministic and approaches 2 like 1/log^2 T (Wilf); the "
+                        "form below is a continuum heuristic, and that the family brackets "
+                        "the limit is measured (T <= 2^25), so the rate is empirical: "
                         "C_T C_T^T = (1/max(i,j)) has the Mellin symbol 4/(1+4t^2) and a "
                         "section of log-length log T admits t ~ pi/(log T + b), so s_1 ~ "
                         "L (1 + 4 pi^2/(log T + b)^2)^(-1/2); three variants of that model are "
