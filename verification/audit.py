@@ -210,7 +210,7 @@ def probes(claim: Claim, params: Mapping[str, float], eps: float) -> list[Probe]
                                          prediction_parameters={name: {par: wrong}}),
                                  "parameter", name, f"{name} at {par}={wrong:g} (sampled at {params[par]:g})",
                                  par, "up" if wrong > params[par] else "down"))
-        if any(c.prediction == name and c.rate is not None and c.asserted
+        if any(c.prediction == name and c.rate is not None and c.asserted and c.applies(params)
                and c.kind in ("limit", "distance") for c in claim.checks):
             out.append(Probe(Variant(name=f"{name} rate +{RATE_SHIFT:g}", rate_shifts={name: RATE_SHIFT}),
                              "rate", name, f"the stated rate of {name} {RATE_SHIFT:g} faster"))
@@ -294,7 +294,8 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
             continue
         mine = by_prediction.get(pred.name, [])
         judged = [c for c in mine if c.verdict not in ("outside domain", "recorded")]
-        powers = {c.label: c.power for c in mine}
+        # a prediction with checks on complementary domains: the powers of those judged here
+        powers = {c.label: c.power for c in (judged or mine)}
         if not judged:
             why = "; ".join(sorted({c.reason for c in mine})) or "no check measures it"
             audits.append(PredictionAudit(pred.name, pred.status, False, powers, [],

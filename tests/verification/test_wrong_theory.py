@@ -28,7 +28,7 @@ def _judge(store_path, claim):
 def test_the_true_statements_are_not_rejected(quick_store):
     _, results = quick_store
     for claim in ("softmax.kappa", "markov.outliers", "width.stable_rank", "gradient.value_frobenius",
-                  "causal.cesaro"):
+                  "causal.cesaro", "variants.linear"):
         assert results[claim].verdict != "fail", [c.reason for c in results[claim].failed]
 
 
@@ -99,3 +99,22 @@ def test_a_wrong_causal_noise_constant_is_rejected(quick_store, monkeypatch):
     res = _judge(quick_store[0], "causal.cesaro")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {"frob_noise_over_H", "frob_noise_late_rows"}
+
+
+def test_an_outlier_where_linear_attention_has_none_is_rejected(quick_store, monkeypatch):
+    # at mu = 0 linear attention has no outlier (A and -A have one law); an outlier stated
+    # at 4% of the logits' scale s is rejected there by the symmetric check, sizes pooled
+    import theory.elementwise
+
+    right = theory.elementwise.elementwise_predictions
+
+    def wrong(name, p):
+        out = dict(right(name, p))
+        out["outlier"] += sp.Rational(4, 100) * sp.sqrt(p["s2"])
+        return out
+
+    monkeypatch.setattr(theory.elementwise, "elementwise_predictions", wrong)
+    res = _judge(quick_store[0], "variants.linear")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"outlier"}
+    assert any(c.models and c.case["mu"] == 0.0 for c in res.failed)

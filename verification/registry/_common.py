@@ -13,6 +13,7 @@ from theory.laws import disc_modulus_law, quarter_circle
 from theory.markov import kappa_of
 
 from verification.claims import POWER_TARGETS, Claim, Profile
+from verification.inference import FiniteSizeModel
 
 EPS = float(np.finfo(float).eps)
 BCC = "Bordenave, Caputo, Chafai, PTRF 152 (2012), arXiv:0808.1502"
@@ -81,6 +82,11 @@ def _fix_predicted_spectrum(m: Mapping[str, object], scale: float) -> np.ndarray
     ev[int(np.argmin(np.abs(ev - 1.0)))] = 0.0
     return ev * scale
 
+
+#: A statistic whose mean equals its limit at every size (E A = C_T for causal attention;
+#: a law symmetric about the limit): no finite-size correction, the sizes pool into one
+#: weighted mean, and a drift in T would show as Birge inflation
+UNBIASED = (FiniteSizeModel("unbiased at every T", "L", lambda T, L: np.full(np.shape(T), L), ()),)
 
 #: Finite-size model of a statistic set by a spectral edge: ``x_T = L + c T^-r``.
 EDGE_RATES = (2 / 3, 1.0)

@@ -18,7 +18,7 @@ import sympy as sp
 
 from verification.claims import Check, Claim, Prediction
 from verification.inference import FiniteSizeModel
-from verification.registry._common import EPS, GAP, _k2, _profiles, _register
+from verification.registry._common import EPS, GAP, UNBIASED, _k2, _profiles, _register
 
 _HARDY = "Hardy, Littlewood, Polya, Inequalities, CUP 1952, Thm. 326 (sharp constant p/(p-1))"
 _WILF = "Wilf, Finite sections of some classical inequalities, Springer 1970"
@@ -71,9 +71,6 @@ _SECTION_MODELS = (
                     (4.5, 40.0)),
 )
 
-#: E A = C_T exactly at every T: a statistic unbiased for its limit at every size has no
-#: finite-size correction, and the sizes pool (a drift in T would show as Birge inflation)
-_UNBIASED = (FiniteSizeModel("unbiased at every T", "L", lambda T, L: np.full(np.shape(T), L), ()),)
 
 def _harmonic(T: int, start: int = 0) -> float:
     # H_T - H_start summed smallest terms first, as numerics.causal sums the statistic's
@@ -133,14 +130,14 @@ _register(Claim(
                    note="the rows T/2 < i <= T alone: the O(1/i^2) corrections sum to O(1/T)"),
     ),
     checks=(
-        Check("mean_first_column", "first_column", "limit", models=_UNBIASED,
+        Check("mean_first_column", "first_column", "limit", models=UNBIASED,
               rate_status="theorem",
               rate_note="E A = C_T at every T, so (1/T) sum_i i A_i1 has mean exactly 1 at every "
                         "size: no finite-size correction; the sizes' means pool into one "
                         "weighted mean (extrapolating at a rate instead gave standard "
                         "errors 0.015-0.03: no power against a limit 5% off). E A = C_T is "
                         "also tested entry by entry in tests/theory/test_causal.py"),
-        Check("mean_diagonal", "diagonal", "limit", models=_UNBIASED, rate_status="theorem",
+        Check("mean_diagonal", "diagonal", "limit", models=UNBIASED, rate_status="theorem",
               rate_note="E A_ii = 1/i at every T: as mean_first_column"),
         Check("frob_C_over_H", "frob_C_over_H", "exact", tolerance=_frob_tolerance,
               tolerance_note="2 (T^2 + T) eps: a dot product of T^2 terms and a sum of T"),
@@ -153,7 +150,7 @@ _register(Claim(
                         "L (1 + 4 pi^2/(log T + b)^2)^(-1/2); three variants of that model are "
                         "fitted and the limit's interval is the union of theirs (model "
                         "uncertainty, as there is no sampling error)"),
-        Check("frob_noise_over_H", "frob_noise_over_H", "limit", models=_UNBIASED,
+        Check("frob_noise_over_H", "frob_noise_over_H", "limit", models=UNBIASED,
               correction=_noise_bias, rate_status="derived",
               rate_note="the mean error is c/H_T (c = 2.53 at kappa = 1), about 1/log T: no "
                         "power of T, and extrapolating in 1/H_T has no power (19-40% at the "
@@ -161,7 +158,7 @@ _register(Claim(
                         "E||A - C_T||_F^2 = sum_i f_i (Laplace representation, "
                         "theory.causal.expected_noise_frobenius): it is subtracted, and the "
                         "corrected sizes, unbiased for kappa^2 at every T, pool"),
-        Check("frob_noise_late_rows", "frob_noise_late_rows", "limit", models=_UNBIASED,
+        Check("frob_noise_late_rows", "frob_noise_late_rows", "limit", models=UNBIASED,
               correction=_late_noise_bias, rate_status="derived",
               rate_note="the rows T/2 < i <= T: bias O(1/T) (the O(1/i^2) row corrections), "
                         "fluctuation O(1/T); the theory's finite-T mean of these rows "
