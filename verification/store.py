@@ -25,6 +25,7 @@ is opened writable. A SQLite file whose tables are not gapverify's is refused, n
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -96,8 +97,11 @@ class StoreReadOnly(ValueError):
     """A write to a store opened read-only (the message names ``--store``)."""
 
 
+@functools.cache
 def code_version() -> str:
-    """Hash of the sampling code (``numerics/*.py``): a changed sampler never reuses old data."""
+    """Hash of the sampling code (``numerics/*.py``): a changed sampler never reuses old data.
+    Computed once per process: a run samples, stores and loads under one version even
+    when the files are edited while it runs (the code it imported is the code it ran)."""
     import numerics
 
     h = hashlib.sha256()

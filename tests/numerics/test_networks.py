@@ -166,6 +166,23 @@ def test_separate_logits_kurtosis(d_qk):
     assert mom.excess_kurtosis > Z * mom.se_excess_kurtosis  # rejects the Gaussian value 0
 
 
+def test_logit_draw_moments_match_their_definitions():
+    """``numerics.experiments.logit_draw_moments``: the O(T^2) sums over all pairs of
+    entries sharing a row or a column equal the brute-force correlation over those pairs."""
+    from numerics.experiments import logit_draw_moments
+
+    M = np.random.default_rng(30).standard_normal((7, 7)) ** 3  # skewed, heavy-tailed
+    x2 = (M - M.mean()) ** 2
+    pairs = [(x2[i, j], x2[i, k]) for i in range(7) for j in range(7) for k in range(7) if j != k]
+    pairs += [(x2[j, i], x2[k, i]) for i in range(7) for j in range(7) for k in range(7) if j != k]
+    a, b = np.array(pairs).T
+    m2, m4 = x2.mean(), (x2 * x2).mean()
+    got = logit_draw_moments(M)
+    assert got["var"] == pytest.approx(m2, rel=1e-13)
+    assert got["kurtosis"] == pytest.approx(m4 / m2**2 - 3, rel=1e-13)
+    assert got["sq_corr"] == pytest.approx((np.mean(a * b) - m2**2) / (m4 - m2**2), rel=1e-12)
+
+
 def test_xavier_logit_variance():
     """Xavier ``W^Q, W^K`` with variance ``2/(d + d_qk)``: logit variance ``4/(d + d_qk)^2``."""
     T, d, d_qk = 64, 192, 64

@@ -9,7 +9,8 @@ from verification.suite import RunOptions, verify
 #: limit, law, exact, rate-range, model-family and parameter-dependent checks and every
 #: parameter: s2 (kappa), gamma, sigma_V, depth).
 QUICK_CLAIMS = ("softmax.kappa", "markov.outliers", "width.stable_rank",
-                "gradient.value_frobenius", "causal.cesaro", "variants.linear")
+                "gradient.value_frobenius", "causal.cesaro", "variants.linear",
+                "kq.attention")
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 constant, a wrong power of kappa, a wrong gamma dependence, a wrong edge) and the quick
 profile's stored samples are judged again against them. Each must be rejected; the
 unchanged theory must not be (the shared fixture's run)."""
+import dataclasses
+
 import sympy as sp
 import pytest
 
@@ -118,3 +120,22 @@ def test_an_outlier_where_linear_attention_has_none_is_rejected(quick_store, mon
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {"outlier"}
     assert any(c.models and c.case["mu"] == 0.0 for c in res.failed)
+
+
+@pytest.mark.parametrize("name,wrong,label", [
+    # the excess kurtosis of separate-head logits 5% off: 6.3/d_qk instead of 6/d_qk
+    ("separate_kurtosis", lambda p: sp.Rational(63, 10) / p["d_qk"], "separate_kurtosis"),
+    # corr(M_ij^2, M_ik^2) with a wrong offset in d_qk: 1/(d_qk + 2) instead of 1/(d_qk + 3)
+    ("separate_sq_corr", lambda p: 1 / (p["d_qk"] + 2), "separate_sq_corr"),
+])
+def test_wrong_separate_head_moments_are_rejected(quick_store, monkeypatch, name, wrong, label):
+    # judged by the L + c/T bias model on the mean of 16 draws of the head weights
+    from verification.registry import CLAIMS
+
+    claim = CLAIMS["kq.attention"]
+    preds = tuple(dataclasses.replace(p, formula=wrong) if p.name == name else p
+                  for p in claim.predictions)
+    monkeypatch.setitem(CLAIMS, "kq.attention", dataclasses.replace(claim, predictions=preds))
+    res = _judge(quick_store[0], "kq.attention")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {label}
