@@ -669,10 +669,20 @@ def _check_row(claim: Mapping[str, Any], check: Mapping[str, Any],
              else "{" + DASH + "}")
     if capped:
         quantity = TeX(quantity + r"\tnote{g}")
+    value, predicted, beta = (_unaligned_if_exponent(c) for c in (value, predicted, beta))
     return {"quantity": quantity, "case": _case_text(_case_math(check, varying)), "model": model,
             "value": TeX(value), "predicted": TeX(predicted), "beta": TeX(beta),
             "power": TeX(power),
             "verdict": _verdict_short(str(check["verdict"]), str(check.get("status", "")))}
+
+
+def _unaligned_if_exponent(cell: str) -> str:
+    r"""A number in exponent form (``-9.9(97)e-6``, a correlation measured at ``1e-5``) as a
+    braced ``\num`` cell: set by siunitx but not aligned, so one such cell does not give
+    the whole column an exponent field (which widened the table past the page)."""
+    if cell.startswith("{") or not re.search(r"[\d)]e[-+]?\d", cell):
+        return cell
+    return "{" + r"\num{" + cell + "}}"
 
 
 #: Decimals of a value in the per-check table: a value measured more precisely (a limit

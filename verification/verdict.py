@@ -535,10 +535,14 @@ def _first_outside_envelope(T, err, se, rate, q) -> int:
 
 
 def family_label(models: Sequence[str], corrected: bool) -> str:
-    """A model-family check's finite-size model in a table cell (terminal and LaTeX)."""
+    """A model-family check's finite-size model in a table cell (terminal and LaTeX):
+    ``theory's mean`` (subtracted), ``N models``, ``unbiased`` (the one model ``L``) or the
+    one model's formula (``L + c/T``)."""
     if corrected:
         return "theory's mean"
-    return f"{len(models)} models" if len(models) > 1 else "no correction"
+    if len(models) > 1:
+        return f"{len(models)} models"
+    return "unbiased" if models[0].strip() == "L" else models[0]
 
 
 def power_text(power: float | None) -> str:

@@ -145,3 +145,25 @@ def test_a_conjecture_never_reads_as_verified():
 def test_split_case():
     assert split_case("sr_X [gamma=1, depth=2]") == ("sr_X", "gamma=1, depth=2")
     assert split_case("law:bulk") == ("law:bulk", "")
+
+
+def test_a_number_in_exponent_form_does_not_widen_its_column():
+    # a correlation measured at 1e-5 (kq merged_sq_corr): set by siunitx, not aligned, so
+    # the S column's table-format keeps no exponent field (it had pushed the per-check
+    # table 44-61 pt past the page)
+    from reports.latex import table_format
+    from reports.tables import _unaligned_if_exponent
+
+    cells = [_unaligned_if_exponent(c) for c in ("-9.9(97)e-6", "0e-6", "1.002914(35)", "{---}")]
+    assert cells[:2] == [r"{\num{-9.9(97)e-6}}", r"{\num{0e-6}}"]
+    assert cells[2:] == ["1.002914(35)", "{---}"]
+    assert table_format(cells) == "1.6(2)"
+
+
+def test_a_single_model_family_is_named_by_its_formula():
+    from verification.verdict import family_label
+
+    assert family_label(["L"], False) == "unbiased"
+    assert family_label(["L + c/T"], False) == "L + c/T"
+    assert family_label(["a", "b", "c"], False) == "3 models"
+    assert family_label(["L"], True) == "theory's mean"
