@@ -10,7 +10,7 @@ from verification.suite import RunOptions, verify
 #: parameter: s2 (kappa), gamma, sigma_V, depth).
 QUICK_CLAIMS = ("softmax.kappa", "markov.outliers", "width.stable_rank",
                 "gradient.value_frobenius", "causal.cesaro", "variants.linear",
-                "kq.attention")
+                "kq.attention", "depth.frobenius")
 
 
 @pytest.fixture(scope="session")

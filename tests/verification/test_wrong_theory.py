@@ -49,6 +49,11 @@ def test_wrong_power_of_kappa_is_rejected(quick_store, monkeypatch):
     res = _judge(quick_store[0], "gradient.value_frobenius")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {"grad_fix_over_T"}
+    # the same constant, judged in depth by its 1/T-series model family
+    res = _judge(quick_store[0], "depth.frobenius")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"frob_Aperp_scaled"}
+    assert all(c.models for c in res.failed)
 
 
 def test_wrong_gamma_dependence_is_rejected(quick_store, monkeypatch):

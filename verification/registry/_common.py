@@ -88,6 +88,17 @@ def _fix_predicted_spectrum(m: Mapping[str, object], scale: float) -> np.ndarray
 #: weighted mean, and a drift in T would show as Birge inflation
 UNBIASED = (FiniteSizeModel("unbiased at every T", "L", lambda T, L: np.full(np.shape(T), L), ()),)
 
+#: A mean with an expansion in integer powers of 1/T (the delta method around a row
+#: normalisation: E f(S/T) = f(mu) + f''(mu) sigma^2/(2T) + O(T^-2)), truncated after
+#: the first term, and after the second: the union of the two is the truncation's
+#: uncertainty
+_INVERSE_T = FiniteSizeModel("1/T", "L + c/T", lambda T, L, c: L + c / np.asarray(T, dtype=float), (0.0,))
+_INVERSE_T2 = FiniteSizeModel("1/T + 1/T^2", "L + c/T + e/T^2",
+                              lambda T, L, c, e: L + c / np.asarray(T, dtype=float)
+                              + e / np.asarray(T, dtype=float) ** 2, (0.0, 0.0))
+ONE_OVER_T = (_INVERSE_T,)
+ONE_OVER_T_SERIES = (_INVERSE_T, _INVERSE_T2)
+
 #: Finite-size model of a statistic set by a spectral edge: ``x_T = L + c T^-r``.
 EDGE_RATES = (2 / 3, 1.0)
 _EDGE_NOTE = ("set by a spectral edge: finite-size model x_T = L + c T^-r with r estimated in "

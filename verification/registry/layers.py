@@ -8,7 +8,8 @@ from theory.markov import sr_Aperp_over_T, width_standard_predictions
 
 from verification.claims import Check, Claim, Prediction, RateRule
 from verification.registry._common import (
-    EDGE_RATES, GAP, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles, _register, light_tails,
+    EDGE_RATES, GAP, ONE_OVER_T_SERIES, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
+    _register, light_tails,
 )
 
 
@@ -154,10 +155,16 @@ _register(Claim(
               rate_note="column-sum fluctuations of the cross terms are O(kappa^2/T); a "
                         "subleading correction keeps the local slope at 0.92-0.97 for "
                         "T <= 512: asserted 0.85"),
-        Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", rate=0.8, rate_status="empirical",
-              rate_note="normalised trace of a product of l bulk matrices (a CLT would give 1); "
-                        "measured slopes 0.90±0.11 (l = 1) and 1.04±0.08 (l = 2) at quick: "
-                        "asserted 0.8"),
+        Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", models=ONE_OVER_T_SERIES,
+              rate_status="derived",
+              rate_note="the mean of a normalised trace of a product of l independent bulk "
+                        "matrices A_k - 11^T/T: each layer's softmax moments expand in integer "
+                        "powers of 1/T (delta method around the row sum), so the mean is "
+                        "L + c/T + e/T^2 + ...; the truncations after 1/T and after 1/T^2 are "
+                        "both fitted and the limit's interval is the union. Measured: the "
+                        "error times T stays 3-5 (l = 1), 4-6 (l = 2) and 13-20 (l = 3, in "
+                        "units of 1%) at T = 64..512; the stated rate 0.8 it replaces had "
+                        "power 3.6% at depth 3 (standard)"),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",

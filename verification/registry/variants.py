@@ -4,14 +4,12 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import numpy as np
 import sympy as sp
 
 from theory.markov import outlier_predictions, width_standard_predictions
 
 from verification.claims import Check, Claim, Prediction
-from verification.inference import FiniteSizeModel
-from verification.registry._common import GAP, UNBIASED, _profiles, _register
+from verification.registry._common import GAP, ONE_OVER_T, UNBIASED, _profiles, _register
 
 
 _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess kurtosis "
@@ -22,8 +20,7 @@ _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess k
 #: Means biased by O(1/T) that fluctuate like T^-1/2: a rated check could state only the
 #: fluctuation's rate 1/2 and would extrapolate the means at it, overshooting once they are
 #: sharp (xavier_frob at d_qk = 16, standard: 1.0053±0.0014 against 1); the means of the
-#: sizes are fitted by L + c/T instead (weighted least squares, Birge-inflated)
-_BIAS_1_OVER_T = (FiniteSizeModel("1/T bias", "L + c/T", lambda T, L, c: L + c / np.asarray(T), (0.0,)),)
+#: sizes are fitted by L + c/T instead (weighted least squares, Birge-inflated): ONE_OVER_T
 _RATIO_NOTE = ("the mean of a ratio of sample moments over T rows of X W^Q: bias O(1/T) by the "
                "delta method (Var(m2)/m2^2 ~ 1/(d_qk T)), fluctuation O(T^-1/2); the means of "
                "the sizes are fitted by L + c/T. Each replicate averages 16 draws of the head "
@@ -79,22 +76,22 @@ _register(Claim(
               rate_note="as width.stable_rank sr_A; asserted 0.8 (measured 0.80, 0.93±0.05)"),
         Check("separate_var", "separate_var", "limit", rate=0.5, rate_status="derived",
               rate_note="tr(U^T U V^T V)/(d_qk T^2) with U, V Gaussian T x d_qk: sd ~ T^-1/2"),
-        Check("separate_kurtosis", "separate_kurtosis", "limit", models=_BIAS_1_OVER_T,
+        Check("separate_kurtosis", "separate_kurtosis", "limit", models=ONE_OVER_T,
               rate_status="derived", rate_note=_RATIO_NOTE + " (a stated rate 1/2 had power "
               "4.7-7.7% at quick)"),
-        Check("separate_sq_corr", "separate_sq_corr", "limit", models=_BIAS_1_OVER_T,
+        Check("separate_sq_corr", "separate_sq_corr", "limit", models=ONE_OVER_T,
               rate_status="derived", rate_note=_RATIO_NOTE + "; all pairs of entries sharing a "
               "row or a column (numerics.experiments.logit_draw_moments)"),
         Check("separate_sr_A", "separate_sr_A", "limit", asserted=False, record_note=_D_QK_NOTE),
         Check("separate_sqrtT_s2", "separate_sqrtT_s2", "limit", asserted=False,
               record_note=_D_QK_NOTE),
-        Check("xavier_frob", "xavier_frob_Aperp_scaled", "limit", models=_BIAS_1_OVER_T,
+        Check("xavier_frob", "xavier_frob_Aperp_scaled", "limit", models=ONE_OVER_T,
               rate_status="derived",
               rate_note=_XAVIER_NOTE + "T A ~ 1 + M - rowmean(M), so ||Aperp||_F^2 is the mean "
                         "row variance of the logits, biased by the factor 1 - 1/T, and "
                         "fluctuates like T^-1/2 (dependent logits); a stated rate 1/2 "
                         "overshot to 1.0053±0.0014 at d_qk = 16 (standard)"),
-        Check("xavier_rank_one", "xavier_sr_X1_minus_1_scaled", "limit", models=_BIAS_1_OVER_T,
+        Check("xavier_rank_one", "xavier_sr_X1_minus_1_scaled", "limit", models=ONE_OVER_T,
               rate_status="derived",
               rate_note=_XAVIER_NOTE + "sum_(i>=2) s_i^2 / s_1^2 with s_1^2 carrying the "
                         "chi-square (d dof) rank-one mass ||1^T X0 W||^2/T: E[1/chi2_d] = "
