@@ -261,7 +261,8 @@ def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     :math:`\sqrt T s_2(A)` (the first draw), and, the mean over :data:`KQ_XAVIER_DRAWS`
     Xavier draws, :math:`\|A^\perp\|_F^2 (d + d_{qk})^2/4` and
     :math:`(\mathrm{sr}(X_1) - 1)(d + d_{qk})^2/4`. All draws share ``X0``. Cost
-    ``O(T d^2)`` per draw."""
+    ``O(T d^2)`` for ``X0`` and the merged head, ``O(T d d_{qk} + T^2 d_{qk})`` per separate
+    draw, ``O(T^2 d)`` per Xavier draw."""
     from numerics.networks import NetworkConfig, attention_logits, softmax_rows
 
     d, dqk = width_of(T, p["gamma"]), int(p["d_qk"])
@@ -287,9 +288,12 @@ def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     xavier = []
     for _ in range(KQ_XAVIER_DRAWS):
         A = softmax_rows(attention_logits(rng, config("kq_separate", "xavier"), X0, 0.0))
-        W = gaussian_matrix(rng, d, d, p["sigma_V"])
+        # Y ~ X0 W1 in law, sampled directly (no T x d x d product): X0 X0^T = I_T and W1
+        # independent of W^Q, W^K make X0 W1 i.i.d. N(0, sigma_V^2), independent of the
+        # logits (as width_stable_rank)
+        Y = gaussian_matrix(rng, T, d, p["sigma_V"])
         xavier.append({"xavier_frob_Aperp_scaled": frobenius_sq(remove_outlier(A)) * scale,
-                       "xavier_sr_X1_minus_1_scaled": (stable_rank(A @ (X0 @ W)) - 1) * scale})
+                       "xavier_sr_X1_minus_1_scaled": (stable_rank(A @ Y) - 1) * scale})
     out.update(_mean_of(xavier))
     return out
 

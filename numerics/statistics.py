@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 from scipy import linalg
-from scipy.sparse.linalg import eigs, svds
+from scipy.sparse.linalg import ArpackNoConvergence, eigs, svds
 
 __all__ = [
     "outlier_measurement",
@@ -111,18 +111,27 @@ def eigenvalues(M: np.ndarray) -> np.ndarray:
     return linalg.eigvals(M, check_finite=False, overwrite_a=False)
 
 
-def top_eigenvalues(M: np.ndarray, k: int = 2, maxiter: int | None = None) -> np.ndarray:
-    """The ``k`` eigenvalues of largest modulus, by modulus descending (ARPACK ``naupd``;
-    ``maxiter`` implicit restarts at most, ARPACK's default ``10 T`` when ``None``: raises
-    ``ArpackNoConvergence`` beyond it)."""
+def top_eigenvalues(M: np.ndarray, k: int = 2, restarts: int | None = None) -> np.ndarray:
+    """The ``k`` eigenvalues of largest modulus, by modulus descending (ARPACK ``naupd``).
+
+    ``restarts``: at most that many implicit restarts, then LAPACK's full spectrum (the
+    same values; for a spectrum whose top moduli are near-equal, where Arnoldi converges
+    slowly or not at all). ``None``: ARPACK's default ``10 T``, and
+    ``ArpackNoConvergence`` beyond it."""
     if k >= M.shape[0] - 2 or M.shape[0] <= 16:
         ev = eigenvalues(M)
     else:
-        # ncv = 40 Arnoldi vectors instead of 20: the moduli at the edge of the disc are
-        # dense, and the larger basis needs ~40% fewer matrix-vector products (T = 2048)
-        ev = eigs(M, k=k, which="LM", tol=LANCZOS_TOL, v0=_start_vector(M),
-                  ncv=min(M.shape[0] - 1, ARNOLDI_VECTORS), maxiter=maxiter,
-                  return_eigenvectors=False)
+        try:
+            # ncv = 40 Arnoldi vectors instead of 20: the moduli at the edge of the disc
+            # are dense, and the larger basis needs ~40% fewer matrix-vector products
+            # (T = 2048)
+            ev = eigs(M, k=k, which="LM", tol=LANCZOS_TOL, v0=_start_vector(M),
+                      ncv=min(M.shape[0] - 1, ARNOLDI_VECTORS), maxiter=restarts,
+                      return_eigenvectors=False)
+        except ArpackNoConvergence:
+            if restarts is None:
+                raise
+            ev = eigenvalues(M)
     return ev[np.argsort(-np.abs(ev))][:k]
 
 

@@ -21,9 +21,8 @@ import math
 from typing import Callable, Mapping
 
 import numpy as np
-from scipy.sparse.linalg import ArpackNoConvergence
 
-from numerics.statistics import eigenvalues, top_eigenvalues, top_singular_values
+from numerics.statistics import top_eigenvalues, top_singular_values
 from theory.elementwise import moments_float
 
 __all__ = ["MAPS", "elementwise_attention", "elementwise_experiment", "VARIANT_EXPERIMENTS"]
@@ -51,15 +50,6 @@ def elementwise_attention(rng: np.random.Generator, T: int, name: str, mu: float
 ARNOLDI_RESTARTS = 64
 
 
-def _top_two_eigenvalues(A: np.ndarray) -> np.ndarray:
-    # ARPACK within a budget of restarts; beyond it, LAPACK's full spectrum (same values)
-    try:
-        return top_eigenvalues(A, 2, maxiter=ARNOLDI_RESTARTS)
-    except ArpackNoConvergence:
-        ev = eigenvalues(A)
-        return ev[np.argsort(-np.abs(ev))][:2]
-
-
 def elementwise_experiment(name: str):
     """The experiment of claim ``variants.<name>``."""
 
@@ -67,7 +57,7 @@ def elementwise_experiment(name: str):
         A = elementwise_attention(rng, T, name, p["mu"], p["s2"])
         mean, _ = moments_float(name, p["mu"], p["s2"])
         s = top_singular_values(A, 2)
-        lam = _top_two_eigenvalues(A)
+        lam = top_eigenvalues(A, 2, restarts=ARNOLDI_RESTARTS)
         s_fix = top_singular_values(A - mean / T, 1)[0]  # A - mu_phi 11^T / T
         root = math.sqrt(T)
         return {

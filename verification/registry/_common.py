@@ -92,10 +92,14 @@ UNBIASED = (FiniteSizeModel("unbiased at every T", "L", lambda T, L: np.full(np.
 #: normalisation: E f(S/T) = f(mu) + f''(mu) sigma^2/(2T) + O(T^-2)), truncated after
 #: the first term, and after the second: the union of the two is the truncation's
 #: uncertainty
-_INVERSE_T = FiniteSizeModel("1/T", "L + c/T", lambda T, L, c: L + c / np.asarray(T, dtype=float), (0.0,))
-_INVERSE_T2 = FiniteSizeModel("1/T + 1/T^2", "L + c/T + e/T^2",
-                              lambda T, L, c, e: L + c / np.asarray(T, dtype=float)
-                              + e / np.asarray(T, dtype=float) ** 2, (0.0, 0.0))
+def _inverse_t_series(T, L, *coefficients):
+    # L + c_1/T + c_2/T^2 + ...
+    u = 1.0 / np.asarray(T, dtype=float)
+    return L + sum(c * u ** (k + 1) for k, c in enumerate(coefficients))
+
+
+_INVERSE_T = FiniteSizeModel("1/T", "L + c/T", _inverse_t_series, (0.0,))
+_INVERSE_T2 = FiniteSizeModel("1/T + 1/T^2", "L + c/T + e/T^2", _inverse_t_series, (0.0, 0.0))
 ONE_OVER_T = (_INVERSE_T,)
 ONE_OVER_T_SERIES = (_INVERSE_T, _INVERSE_T2)
 
