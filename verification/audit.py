@@ -60,14 +60,13 @@ from verification.verdict import (
     judge_claim,
     power_text,
     PARAMETER_FACTORS,
+    RATE_SHIFT,
     wrong_values,
 )
 
 __all__ = ["PARAMETER_FACTORS", "RATE_SHIFT", "AuditOptions", "Probe", "VariantOutcome",
            "PredictionAudit", "ClaimAudit", "AuditReport", "probes", "audit_claim", "audit",
            "plan", "wrong_values", "register", "COMMANDS"]
-
-RATE_SHIFT = 0.5
 
 
 @dataclass

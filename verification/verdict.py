@@ -55,7 +55,7 @@ from verification.inference import (
 
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
            "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class",
-           "power_text", "family_label", "wrong_values", "PARAMETER_FACTORS"]
+           "power_text", "family_label", "wrong_values", "PARAMETER_FACTORS", "RATE_SHIFT"]
 
 DEFAULT_LEVEL = 0.01
 #: A limit statistic whose every replicate equals the prediction to this relative
@@ -65,6 +65,9 @@ ROUNDOFF = 1e3 * float(np.finfo(float).eps)
 VERIFYING_STATUSES = ("theorem", "derived", "conjecture")
 #: The wrong parameter values a prediction must be told from (``value`` times these).
 PARAMETER_FACTORS = (1.25, 0.8)
+#: A stated rate has power when the same samples reject the rate this much faster (the
+#: audit's "rate +0.5" variant): otherwise the rate assertion could not tell a slowdown
+RATE_SHIFT = 0.5
 #: Bisection range of the power search (relative error).
 _POWER_LOW, _POWER_HIGH, _POWER_STEPS = 1e-4, 1.0, 14
 RULES = (
@@ -624,6 +627,13 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             res.parameter_moves = parameter_moves(
                 claim, check, value, theory,
                 lambda p, n=check.prediction: predicted_for_params(n, p))
+            if rate is not None and res.power_class != "exact":
+                # the stated rate must have power too: the rate RATE_SHIFT faster fails
+                faster = _statistical(check, prep, value, theory, scale, rate + RATE_SHIFT, q, base)
+                if faster.verdict != "fail":
+                    res.verdict = "lacks power"
+                    res.reason += (f"; a rate {RATE_SHIFT:g} faster than stated "
+                                   f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {max(data)}")
         results.append(res)
     sizes = sorted(data)
     out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,

@@ -24,9 +24,16 @@ def _torch():
     return torch
 
 
+#: at 4 replicates a check's power is a property of the draw (a stated rate 0.5 faster is
+#: rejected by one draw and not by the next): the backends are compared on what the
+#: statements passed, failed or recorded, with "lacks power" counted as passed
+_PASSED = dict.fromkeys(("verified", "supported", "reproduced", "lacks power"), "passed")
+
+
 def _words(doc):
     return ({c["claim"]: c["verdict"] for c in doc["claims"]},
-            {(c["claim"], k["label"]): k["verdict"] for c in doc["claims"] for k in c["checks"]})
+            {(c["claim"], k["label"]): _PASSED.get(k["verdict"], k["verdict"])
+             for c in doc["claims"] for k in c["checks"]})
 
 
 @pytest.mark.slow
