@@ -119,17 +119,20 @@ def value_gradient_sq_norms(As: Sequence[np.ndarray], X0: np.ndarray, Ws: Sequen
         Xh.append(Y)
         logX.append(logX[-1] + lg)
     out = np.empty(L)
-    S_hat, logS = np.eye(X0.shape[0]), 0.0  # suffix A_L ... A_{l+1} (empty: I_T)
-    R_hat, logR = np.eye(d) / math.sqrt(d), 0.5 * math.log(d)  # W_{l+1}...W_L = e^{logR} R_hat (empty: I_d)
+    # suffix products A_L ... A_{l+1} = e^{logS} S_hat and W_{l+1} ... W_L = e^{logR} R_hat;
+    # None is the empty product (I_T; I_d, whose ||.||_F^2 = d), never multiplied out
+    S_hat, logS = None, 0.0
+    R_hat, logR = None, 0.5 * math.log(d)
     for ell in range(L - 1, -1, -1):  # l = L, ..., 1 (0-based ell = l - 1)
-        S_hat, lg = _normalised(S_hat @ As[ell])  # A_L ... A_l, O(T^3)
+        S_hat, lg = _normalised(As[ell] if S_hat is None else S_hat @ As[ell])  # A_L ... A_l, O(T^3)
         logS += lg
         B = S_hat @ Xh[ell]  # A_L ... A_l X_{l-1} / scale, O(T^2 d)
         logB = math.log(np.linalg.norm(B)) if np.any(B) else -math.inf
         out[ell] = 2.0 * (logR + logS + logX[ell] + logB)  # log(||R_l||_F^2 ||B_l||_F^2)
         if ell > 0:
-            R_hat, lg = _normalised(Ws[ell] @ R_hat)  # W_l W_{l+1} ... W_L, O(d^3)
-            logR += lg
+            first = R_hat is None  # W_L alone: no product with I_d
+            R_hat, lg = _normalised(Ws[ell] if first else Ws[ell] @ R_hat)  # W_l ... W_L, O(d^3)
+            logR = lg if first else logR + lg
     return out if return_log else np.exp(out)
 
 
