@@ -27,7 +27,7 @@ from functools import cache
 import sympy as sp
 
 from theory.laws import KAPPA, disc_modulus_law, quarter_circle_law
-from theory.softmax import kappa_squared, kappa_squared_at, S2
+from theory.softmax import kappa_squared, kappa_squared_at
 
 __all__ = [
     "kappa_of",
