@@ -339,7 +339,8 @@ def _is_code(core: str) -> bool:
     if re.search(r"[A-Za-z]\.[A-Za-z]", core):
         return True
     m = re.match(r"\(?([A-Za-z]{2,})_", core)
-    return bool(m) and m.group(1) not in _GREEK and m.group(1) not in ("sum", "max", "min", "sup")
+    return (bool(m) and m.group(1) not in _GREEK and m.group(1) not in ("sum", "max", "min", "sup")
+            and not re.match(r"\(?[A-Za-z]perp_(?:\d+|[A-Za-z])(?![A-Za-z0-9_])", core))  # Aperp_1||_F^2
 
 
 def _is_math(core: str) -> bool:

@@ -8,7 +8,7 @@ from numerics.causal import (
     causal_cesaro, causal_softmax, cesaro_dense, cesaro_operator, cesaro_top_singular_value,
 )
 from numerics.experiments import EXPERIMENTS
-from numerics.variants import MAPS, elementwise_attention
+from numerics.variants import MAPS, bulk_rank_of_lambda2, elementwise_attention, ginibre_reference
 from theory.elementwise import moments_float
 
 
@@ -43,6 +43,36 @@ def test_the_fix_removes_the_outlier(name):
     assert m["s1"] == pytest.approx(abs(m1), rel=0.05)
     assert m["sqrtT_s1_fix"] == pytest.approx(2 * math.sqrt(var), rel=0.1)
     assert m["sqrtT_s1_fix"] < 0.5 * math.sqrt(T) * abs(m1)
+
+
+def test_ginibre_reference_is_the_kth_largest_modulus_of_a_real_ginibre_matrix():
+    """Arnoldi's |lambda_k| equals LAPACK's on the same draw (the same generator state), and
+    the spectral radius sits near 1 + sqrt(log T / 4T) (within 0.2: T = 300 is small)."""
+    T = 300
+    for k in (1, 2):
+        got = ginibre_reference(np.random.default_rng(3), T, k)
+        G = np.random.default_rng(3).normal(0.0, 1 / math.sqrt(T), size=(T, T))
+        want = np.sort(np.abs(np.linalg.eigvals(G)))[::-1][k - 1]
+        assert got == pytest.approx(want, rel=1e-8)
+    assert abs(ginibre_reference(np.random.default_rng(4), T, 1) - 1.0) < 0.2
+    with pytest.raises(ValueError, match="parameter 'k' must be 1 or 2"):
+        ginibre_reference(np.random.default_rng(0), T, 3)
+
+
+def test_lambda2_is_the_bulk_top_with_an_outlier_and_its_second_without():
+    # linear at mu = 0: no outlier, lambda_2 is the bulk's second; ReLU: mu_phi > 0 outside
+    assert bulk_rank_of_lambda2(*moments_float("linear", 0.0, 1.0), T=64) == 2
+    assert bulk_rank_of_lambda2(*moments_float("relu", 0.0, 1.0), T=64) == 1
+    assert bulk_rank_of_lambda2(*moments_float("linear", 0.05, 1.0), T=64) == 2  # 0.05 < 1/8
+    assert bulk_rank_of_lambda2(*moments_float("linear", 0.5, 1.0), T=64) == 1
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_the_ginibre_ratio_is_the_radius_over_the_reference(name):
+    m = EXPERIMENTS[f"variants.{name}"](np.random.default_rng(5), 200, {"mu": 0.5, "s2": 1.0})
+    assert m["sqrtT_lambda2_ginibre"] == pytest.approx(m["sqrtT_lambda2"] / m["ginibre_rho"], rel=1e-14)
+    _, var = moments_float(name, 0.5, 1.0)
+    assert m["sqrtT_lambda2_ginibre"] == pytest.approx(math.sqrt(var), rel=0.15)
 
 
 def test_causal_softmax_is_lower_triangular_and_stochastic():

@@ -76,6 +76,8 @@ def _registry_notes() -> list[str]:
     ("U, V Gaussian T x d_qk:", r"$U$, $V$ Gaussian $T \times d_{qk}$:"),
     ("measured 0.92±0.14 (quick)", r"measured $0.92 \pm 0.14$ (quick)"),
     ("power 5.8% is worse at T <= 512", r"power 5.8\% is worse at $T \le 512$"),
+    ("E||Aperp_L ... Aperp_1||_F^2 (frob_Aperp_scaled)",
+     r"$E\|A^{\perp}_{L}$ ... $A^{\perp}_{1}\|_{F}^{2}$ (\texttt{frob\_Aperp\_scaled})"),
 ])
 def test_registry_notes_come_out_as_math(text, expected):
     assert prose(text) == expected

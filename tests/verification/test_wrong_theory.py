@@ -144,3 +144,22 @@ def test_wrong_separate_head_moments_are_rejected(quick_store, monkeypatch, name
     res = _judge(quick_store[0], "kq.attention")
     assert res.verdict == "fail"
     assert {c.label.split(" @")[0] for c in res.failed} == {label}
+
+
+def test_a_wrong_bulk_radius_is_rejected_through_the_ginibre_ratio(quick_store, monkeypatch):
+    # sqrt(T)|lambda_2| -> 1.06 sqrt(v_phi): the raw spectral radius extrapolates too loosely
+    # to see it (recorded), the ratio to a Ginibre matrix's radius rejects it
+    import theory.elementwise
+
+    right = theory.elementwise.elementwise_predictions
+
+    def wrong(name, p):
+        out = dict(right(name, p))
+        out["sqrtT_lambda2"] *= sp.Rational(106, 100)
+        return out
+
+    monkeypatch.setattr(theory.elementwise, "elementwise_predictions", wrong)
+    res = _judge(quick_store[0], "variants.linear")
+    assert res.verdict == "fail"
+    assert {c.label.split(" @")[0] for c in res.failed} == {"sqrtT_lambda2"}
+    assert {c.statistic for c in res.failed} == {"sqrtT_lambda2_ginibre"}
