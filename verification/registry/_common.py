@@ -2,6 +2,7 @@ r"""Shared pieces of the claim families: references, size grids and profiles, th
 laws' CDFs, round-off tolerances, and the one :data:`CLAIMS` dictionary they register into."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Mapping
 
@@ -12,7 +13,7 @@ from numerics.statistics import LANCZOS_TOL
 from theory.laws import disc_modulus_law, quarter_circle
 from theory.markov import kappa_of
 
-from verification.claims import POWER_TARGETS, Claim, Profile
+from verification.claims import POWER_TARGETS, Check, Claim, Profile
 from verification.inference import FiniteSizeModel
 
 EPS = float(np.finfo(float).eps)
@@ -123,6 +124,16 @@ _LIGHT_TAIL_NOTE = (
 def light_tails(p: Mapping[str, float]) -> bool:
     """The domain of the edge checks of A: ``s2 <= 1/2``."""
     return float(p["s2"]) <= LIGHT_TAIL_S2 * (1 + 1e-12)
+
+def split_by_domain(where, inside: Check, outside: Check, here: str, there: str) -> tuple[Check, Check]:
+    """Two checks of one prediction on complementary domains: ``inside`` judged where
+    ``where(params)`` holds (described as ``here``), ``outside`` everywhere else
+    (``there``); each says which check judges the other cases."""
+    return (dataclasses.replace(inside, domain=where,
+                                domain_note=f"judged at {here} only: at {there} the other check judges it"),
+            dataclasses.replace(outside, domain=lambda p: not where(p),
+                                domain_note=f"judged at {there} only: at {here} the other check judges it"))
+
 
 CLAIMS: dict[str, Claim] = {}
 

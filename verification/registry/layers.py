@@ -9,7 +9,7 @@ from theory.markov import sr_Aperp_over_T, width_standard_predictions
 from verification.claims import Check, Claim, Prediction, RateRule
 from verification.registry._common import (
     EDGE_RATES, GAP, ONE_OVER_T_SERIES, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
-    _register, light_tails,
+    _register, light_tails, split_by_domain,
 )
 
 
@@ -118,21 +118,20 @@ _register(Claim(
                    r"\mathrm{sr}(\Sigma_\ell^\perp)/T", note="(1 + l(1+gamma))/x*_l^2"),
     ),
     checks=(
-        Check("sr_X", "sr_X", "limit", rate=_SR_X_RATE, rate_status="derived",
-              rate_note="the bulk's Frobenius mass relative to the rank-one part is "
-                        "kappa^(2l) T^(1-l) for l >= 2: asserted 0.15 below",
-              domain=lambda p: int(p["depth"]) >= 2,
-              domain_note="judged at depth >= 2: at depth 1 the 1/T-series check judges it"),
-        Check("sr_X", "sr_X", "limit", models=ONE_OVER_T_SERIES, rate_status="derived",
-              rate_note="at l = 1, sr(X_1) = ||A Y||_F^2 / s_1(A Y)^2 with s_1 the separated "
-                        "rank-one part ||1^T Y||^2/T: a smooth function of row and column "
-                        "averages (as width sr_X1), whose chi-square (d dof) fluctuation is "
-                        "d^(-1/2) but whose mean expands in integer powers of 1/T (delta "
-                        "method; E[1/chi2_d] = 1/(d - 2)); the truncations after 1/T and "
-                        "after 1/T^2 are both fitted. The stated rate 1/2 it replaces had "
-                        "power 3.1% (standard, s2 = 1/2, gamma = 1/2)",
-              domain=lambda p: int(p["depth"]) == 1,
-              domain_note="judged at depth 1: at depth >= 2 the rated check judges it"),
+        *split_by_domain(
+            lambda p: int(p["depth"]) >= 2,
+            Check("sr_X", "sr_X", "limit", rate=_SR_X_RATE, rate_status="derived",
+                  rate_note="the bulk's Frobenius mass relative to the rank-one part is "
+                            "kappa^(2l) T^(1-l) for l >= 2: asserted 0.15 below"),
+            Check("sr_X", "sr_X", "limit", models=ONE_OVER_T_SERIES, rate_status="derived",
+                  rate_note="at l = 1, sr(X_1) = ||A Y||_F^2 / s_1(A Y)^2 with s_1 the "
+                            "separated rank-one part ||1^T Y||^2/T: a smooth function of row "
+                            "and column averages (as width sr_X1), whose chi-square (d dof) "
+                            "fluctuation is d^(-1/2) but whose mean expands in integer powers "
+                            "of 1/T (delta method; E[1/chi2_d] = 1/(d - 2)); the truncations "
+                            "after 1/T and after 1/T^2 are both fitted. The stated rate 1/2 it "
+                            "replaces had power 3.1% (standard, s2 = 1/2, gamma = 1/2)"),
+            "depth >= 2", "depth 1"),
         Check("sr_Sigma", "sr_Sigma", "limit", rate=_SR_SIGMA_RATE, rate_status="derived",
               rate_note="the bulk adds sum_(i>=2) s_i^4 / s_1^4 = kappa^(4l) m_2 T^(1-2l); "
                         "asserted 0.15 below"),

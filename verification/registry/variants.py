@@ -9,7 +9,9 @@ import sympy as sp
 from theory.markov import outlier_predictions, width_standard_predictions
 
 from verification.claims import Check, Claim, Prediction
-from verification.registry._common import GAP, ONE_OVER_T, UNBIASED, _profiles, _register
+from verification.registry._common import (
+    GAP, ONE_OVER_T, UNBIASED, _profiles, _register, split_by_domain,
+)
 
 
 _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess kurtosis "
@@ -157,13 +159,13 @@ def _outlier_checks(rate, status: str, note: str, symmetric_at_zero: bool) -> tu
     if not symmetric_at_zero:
         return (Check("outlier", "outlier", "limit", rate=rate, rate_status=status,
                       rate_note=note, zero_scale=scale),)
-    return (Check("outlier", "outlier", "limit", rate=rate, rate_status=status, rate_note=note,
-                  zero_scale=scale, domain=lambda p: not _at_zero_mean(p),
-                  domain_note="judged at mu != 0 only: at mu = 0 (no outlier) the symmetric check judges it"),
-            Check("outlier", "outlier", "limit", models=UNBIASED, rate_status="theorem",
-                  rate_note=_NO_OUTLIER_NOTE, zero_scale=scale, domain=_at_zero_mean,
-                  domain_note="judged at mu = 0 only: at mu != 0 (an outlier at mu_phi) the rated check "
-                              "judges it"))
+    return split_by_domain(
+        lambda p: not _at_zero_mean(p),
+        Check("outlier", "outlier", "limit", rate=rate, rate_status=status, rate_note=note,
+              zero_scale=scale),
+        Check("outlier", "outlier", "limit", models=UNBIASED, rate_status="theorem",
+              rate_note=_NO_OUTLIER_NOTE, zero_scale=scale),
+        "mu != 0 (an outlier at mu_phi)", "mu = 0 (no outlier)")
 
 
 #: The spectral radius of an i.i.d. matrix approaches its limit like sqrt(log T / T)
