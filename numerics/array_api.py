@@ -42,6 +42,7 @@ import numpy as np
 from scipy import linalg as sla
 
 from numerics.backends import Backend, backend_of
+from numerics.edge import EDGE_K, tracy_widom_edge
 from numerics.statistics import outlier_measurement
 
 __all__ = ["lanczos_tol", "softmax_markov", "top_singular_values", "top_eigenvalues",
@@ -261,12 +262,17 @@ def _gram_frobenius_sq(X) -> float:
     return total
 
 
-def _stable_ranks(X, tol: float) -> tuple[float, float]:
+def _stable_ranks(X, tol: float, edge: bool = False) -> tuple[float, ...]:
     """``(sr(X), sr(X X^T))`` from one top singular value (as ``statistics.stable_ranks``);
-    ``X`` has at most as many rows as columns here (``d >= T``)."""
-    s1 = float(matrix_singular_values(X, 1, tol)[0])
+    ``X`` has at most as many rows as columns here (``d >= T``). ``edge=True`` also reads
+    both through the edge from the top ``EDGE_K`` values (as ``edge.edge_stable_ranks``)."""
+    top = matrix_singular_values(X, EDGE_K if edge else 1, tol)
     G = _gram_frobenius_sq(X) if X.shape[0] <= X.shape[1] else _gram_frobenius_sq(X.T)
-    return frobenius_sq(X) / s1**2, G / s1**4
+    frob, s1 = frobenius_sq(X), float(top[0])
+    if not edge:
+        return frob / s1**2, G / s1**4
+    x_star = tracy_widom_edge(top)
+    return frob / s1**2, G / s1**4, frob / x_star, G / x_star**2
 
 
 def _backend_params(p: Mapping[str, object]) -> Backend:
@@ -314,7 +320,7 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
     del Y
     sr_X1, sr_Sigma1 = _stable_ranks(X1, tol)
     X1 -= y_mean  # Aperp Y = A Y - 1 (1^T Y) / T
-    sr_X1perp, sr_Sigma1perp = _stable_ranks(X1, tol)
+    sr_X1perp, sr_Sigma1perp, edge_X1perp, edge_Sigma1perp = _stable_ranks(X1, tol, edge=True)
     del X1
     frob_A = frobenius_sq(A)
     s1_A = float(matrix_singular_values(A, 1, tol)[0])
@@ -326,9 +332,10 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
         return A.T @ y - xp.sum(y) / T
 
     if T <= 16:
-        s1_perp = float(matrix_singular_values(A - 1.0 / T, 1, tol)[0])
+        top_perp = matrix_singular_values(A - 1.0 / T, EDGE_K, tol)
     else:
-        s1_perp = float(top_singular_values((T, T), perp, perp_t, A, 1, tol)[0])
+        top_perp = top_singular_values((T, T), perp, perp_t, A, EDGE_K, tol)
+    s1_perp = float(top_perp[0])
     frob_perp = frob_A - 2.0 * _scalar(xp.sum(A)) / T + 1.0
     return {
         "sr_A": frob_A / s1_A**2,
@@ -337,6 +344,9 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
         "sr_Aperp_over_T": frob_perp / s1_perp**2 / T,
         "sr_X1perp_over_T": sr_X1perp / T,
         "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
+        "sr_Aperp_edge_over_T": frob_perp / tracy_widom_edge(top_perp) / T,
+        "sr_X1perp_edge_over_T": edge_X1perp / T,
+        "sr_Sigma1perp_edge_over_T": edge_Sigma1perp / T,
     }
 
 

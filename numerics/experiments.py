@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from numerics.samplers import (
     LogNormalEntries, entry_law, gaussian_matrix, isometric_input, remove_outlier,
 )
@@ -108,7 +109,9 @@ def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
 
 def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""One layer :math:`X_1 = A X_0 W_1` and :math:`X_1^\perp = A^\perp X_0 W_1` on the same
-    draw: stable ranks of :math:`A, X_1, \Sigma_1` and of the fixed versions over ``T``.
+    draw: stable ranks of :math:`A, X_1, \Sigma_1` and of the fixed versions over ``T``,
+    the fixed ones also read through the edge (``*_edge_over_T``,
+    :func:`numerics.edge.edge_stable_ranks`).
 
     :math:`Y = X_0 W_1` is sampled directly as a ``T x d`` matrix of i.i.d.
     :math:`N(0, \sigma_V^2)` entries: with :math:`X_0 X_0^\top = I_T` and :math:`W_1`
@@ -128,14 +131,21 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     X1 = A @ Y
     X1perp = X1 - Y.mean(axis=0, keepdims=True)  # Aperp Y = A Y - 1 (1^T Y) / T
     sr_X1, sr_Sigma1 = stable_ranks(X1)
-    sr_X1perp, sr_Sigma1perp = stable_ranks(X1perp)
+    sr_X1perp, sr_Sigma1perp, edge_X1perp, edge_Sigma1perp = edge_stable_ranks(X1perp)
+    A_perp = remove_outlier(A)
+    top_perp = top_singular_values(A_perp, EDGE_K)
+    frob_perp = frobenius_sq(A_perp)
     return {
         "sr_A": stable_rank(A),
         "sr_X1": sr_X1,
         "sr_Sigma1": sr_Sigma1,
-        "sr_Aperp_over_T": stable_rank(remove_outlier(A)) / T,
+        "sr_Aperp_over_T": frob_perp / top_perp[0] ** 2 / T,
         "sr_X1perp_over_T": sr_X1perp / T,
         "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
+        # the same read through the edge, its Tracy-Widom offset removed (numerics.edge)
+        "sr_Aperp_edge_over_T": frob_perp / tracy_widom_edge(top_perp) / T,
+        "sr_X1perp_edge_over_T": edge_X1perp / T,
+        "sr_Sigma1perp_edge_over_T": edge_Sigma1perp / T,
     }
 
 
@@ -173,11 +183,13 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     from numerics.networks import forward
 
     a, b = twin_streams(rng)
-    std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True))
+    std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True), edge=True)
     return {
         "sr_X": float(std.sr_X[-1]), "sr_Sigma": float(std.sr_Sigma[-1]),
         "sr_Xperp_over_T": float(fix.sr_X_over_T[-1]),
         "sr_Sigmaperp_over_T": float(fix.sr_Sigma_over_T[-1]),
+        "sr_Xperp_edge_over_T": float(fix.sr_X_edge_over_T[-1]),
+        "sr_Sigmaperp_edge_over_T": float(fix.sr_Sigma_edge_over_T[-1]),
         "frob_A": float(std.frob_A_product[-1]),
         "frob_Aperp_scaled": float(fix.frob_A_product_scaled[-1]),
         "layers_sr_Sigma": std.sr_Sigma, "layers_sr_Sigmaperp": fix.sr_Sigma,

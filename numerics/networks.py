@@ -54,6 +54,7 @@ from numerics.samplers import (
     remove_outlier,
     softmax_rows,
 )
+from numerics.edge import edge_stable_ranks
 from numerics.statistics import frobenius_sq, stable_ranks
 from theory.parameters import PARAMETERS
 
@@ -294,6 +295,10 @@ class NetworkTrace:
     :math:`A^\perp`'s when ``config.fixed``).
     ``frob_A_product_scaled``: :math:`T^{\ell-1} \|A_\ell \cdots A_1\|_F^2`.
     ``log_frob_X``: :math:`\log \|X_\ell\|_F` (the scalar divided out each layer).
+    ``sr_X_edge_over_T``, ``sr_Sigma_edge_over_T``: with ``forward(..., edge=True)`` and
+    ``config.fixed`` (no outlier), the stable ranks over ``T`` read through the edge
+    :math:`\hat x_*` instead of :math:`s_1^2` (:func:`numerics.edge.edge_stable_ranks`);
+    ``nan`` otherwise.
 
     With ``keep_matrices=True``: ``X0`` (``T x d``), ``As`` (the ``A_l`` actually used,
     fixed ones if ``fixed``), ``Ws`` (the value weights) and ``X_normalised``
@@ -308,6 +313,8 @@ class NetworkTrace:
     sr_X_over_T: np.ndarray
     sr_Sigma_over_T: np.ndarray
     log_frob_X: np.ndarray
+    sr_X_edge_over_T: np.ndarray | None = None
+    sr_Sigma_edge_over_T: np.ndarray | None = None
     X0: np.ndarray | None = field(default=None, repr=False)
     As: list[np.ndarray] | None = field(default=None, repr=False)
     Ws: list[np.ndarray] | None = field(default=None, repr=False)
@@ -326,7 +333,7 @@ def layer_norm(X: np.ndarray, eps: float = _LN_EPS) -> np.ndarray:
 
 
 def forward(rng: np.random.Generator, config: NetworkConfig,
-            keep_matrices: bool = False) -> NetworkTrace:
+            keep_matrices: bool = False, edge: bool = False) -> NetworkTrace:
     r"""One forward pass :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`, ``l = 1..depth``.
 
     .. math::
@@ -335,6 +342,10 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         \qquad
         \mathrm{sr}(X_\ell) = \frac{\|X_\ell\|_F^2}{\|X_\ell\|_2^2},\quad
         \mathrm{sr}(\Sigma_\ell) = \frac{\sum_i s_i(X_\ell)^4}{s_1(X_\ell)^4} .
+
+    ``edge=True`` (with ``config.fixed``, non-causal: no outlier) also reads each layer's
+    stable ranks through the edge (``sr_X_edge_over_T``, ``sr_Sigma_edge_over_T``), from
+    the same Lanczos run widened to :data:`numerics.edge.EDGE_K` vectors.
 
     Draw order: ``X0``; then per layer the attention randomness (Markov logits, or the
     key-query weights) followed by ``W_l``. Changing ``fixed`` alone keeps every draw.
@@ -359,7 +370,8 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     X0 = isometric_input(rng, T, d)  # X0 X0^T = I_T
     X_hat, log_c = X0, 0.0  # X_{l-1} = e^{log_c} X_hat
     P: np.ndarray | None = None  # A_l ... A_1 (A_1 itself at l = 1: no identity matmul)
-    stats = {k: np.empty(L) for k in ("sr_X", "sr_Sigma", "frob", "log_frob_X")}
+    stats = {k: np.full(L, np.nan) for k in ("sr_X", "sr_Sigma", "frob", "log_frob_X",
+                                             "sr_X_edge", "sr_Sigma_edge")}
     As: list[np.ndarray] = []
     Ws: list[np.ndarray] = []
     Xn: list[np.ndarray] = []
@@ -386,7 +398,12 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         X_hat = Y / nrm  # ||X_hat||_F = 1
         log_c += math.log(nrm)  # log ||X_l||_F
         P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
+        if edge and config.fixed and config.attention != "causal":
+            # no outlier: the edge read through the top singular values as well
+            (stats["sr_X"][ell], stats["sr_Sigma"][ell], stats["sr_X_edge"][ell],
+             stats["sr_Sigma_edge"][ell]) = edge_stable_ranks(X_hat)
+        else:
+            stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
         stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
         stats["log_frob_X"][ell] = log_c
         if keep_matrices:
@@ -403,6 +420,8 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         sr_X_over_T=stats["sr_X"] / T,
         sr_Sigma_over_T=stats["sr_Sigma"] / T,
         log_frob_X=stats["log_frob_X"],
+        sr_X_edge_over_T=stats["sr_X_edge"] / T,
+        sr_Sigma_edge_over_T=stats["sr_Sigma_edge"] / T,
         X0=X0 if keep_matrices else None,
         As=As if keep_matrices else None,
         Ws=Ws if keep_matrices else None,

@@ -7,9 +7,10 @@ import pytest
 
 from numerics import experiments
 from numerics.backends import Backend, BackendUnavailable, check_backend, sampling_keys
+from numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from numerics.samplers import gaussian_matrix, remove_outlier
 from numerics.statistics import (
-    stable_rank, stable_ranks, top_eigenvalues as np_top_eigenvalues,
+    frobenius_sq, stable_rank, stable_ranks, top_eigenvalues as np_top_eigenvalues,
     top_singular_values as np_top_singular_values,
 )
 from verification.runner import params_key, stream, task_limits
@@ -43,17 +44,23 @@ def _reference_outliers(rng, T, p):
 
 
 def _reference_width(rng, T, p):
-    # the body of numerics.experiments.width_stable_rank before backends existed
+    # the body of numerics.experiments.width_stable_rank (before backends existed, with the
+    # edge reads added since)
     d = experiments.width_of(T, p["gamma"])
     A = experiments._attention(rng, T, p)
     Y = gaussian_matrix(rng, T, d, p["sigma_V"])
     X1 = A @ Y
     X1perp = X1 - Y.mean(axis=0, keepdims=True)
     sr_X1, sr_Sigma1 = stable_ranks(X1)
-    sr_X1perp, sr_Sigma1perp = stable_ranks(X1perp)
+    sr_X1perp, sr_Sigma1perp, e_X1perp, e_Sigma1perp = edge_stable_ranks(X1perp)
+    A_perp = remove_outlier(A)
+    top = np_top_singular_values(A_perp, EDGE_K)
+    frob = frobenius_sq(A_perp)
     return {"sr_A": stable_rank(A), "sr_X1": sr_X1, "sr_Sigma1": sr_Sigma1,
-            "sr_Aperp_over_T": stable_rank(remove_outlier(A)) / T,
-            "sr_X1perp_over_T": sr_X1perp / T, "sr_Sigma1perp_over_T": sr_Sigma1perp / T}
+            "sr_Aperp_over_T": frob / top[0] ** 2 / T,
+            "sr_X1perp_over_T": sr_X1perp / T, "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
+            "sr_Aperp_edge_over_T": frob / tracy_widom_edge(top) / T,
+            "sr_X1perp_edge_over_T": e_X1perp / T, "sr_Sigma1perp_edge_over_T": e_Sigma1perp / T}
 
 
 @pytest.mark.parametrize("exp, params, reference", [
