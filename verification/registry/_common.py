@@ -135,6 +135,36 @@ def split_by_domain(where, inside: Check, outside: Check, here: str, there: str)
                                 domain_note=f"judged at {there} only: at {here} the other check judges it"))
 
 
+#: A stable rank of the fix read through the edge of its top singular values (numerics.edge)
+_EDGE_READ_NOTE = (
+    "read through the edge x* = sum_j w_j s_j^2 of the top 4 singular values instead of s_1^2 "
+    "(w: the intercept of s_j^2 regressed on the Airy-1 means zeta_j, numerics.edge), which "
+    "removes the Tracy-Widom offset tau_T zeta_1 = O(T^-2/3) of s_1^2 whatever its scale "
+    "tau_T; left: the O(1/T) corrections (Frobenius mass, the fourth-cumulant shift of the "
+    "edge), and near s2 = 1/2 the log-normal tails' slower approach from below, modelled by "
+    "x_T = L + c T^-r with r estimated in [2/3, 1] (profile likelihood)")
+
+
+_RAW_EDGE_NOTE = (
+    "read through s_1^2, recorded: s_1^2 sits a Tracy-Widom distance O(T^-2/3) below the "
+    "edge and the O(1/T) corrections (the fourth-cumulant shift of the edge) push the other "
+    "way, so L + c T^-r is a poor model of its mean; the same prediction is judged through "
+    "the edge above. Judged this way before: ")
+
+
+def read_through_edge(prediction: str, statistic: str, rate_status: str, recorded_why: str,
+                      **where: object) -> tuple[Check, Check]:
+    """A fixed stable rank ``statistic`` (read through :math:`s_1^2`) judged through the
+    edge of its top singular values instead (``statistic`` with ``_over_T`` read
+    ``_edge_over_T``: the same limit, the ``T^{-2/3}`` offset removed); ``statistic`` is
+    recorded, saying why. ``where``: the ``domain`` and ``domain_note`` of both."""
+    edge_statistic = statistic.replace("_over_T", "_edge_over_T")
+    return (Check(prediction, edge_statistic, "limit", rate_range=EDGE_RATES,
+                  rate_status=rate_status, rate_note=_EDGE_READ_NOTE, **where),
+            Check(prediction, statistic, "limit", asserted=False,
+                  record_note=_RAW_EDGE_NOTE + recorded_why, **where))
+
+
 CLAIMS: dict[str, Claim] = {}
 
 
