@@ -44,9 +44,10 @@ def _grid(low: int, high: int, ratio: float = math.sqrt(2)) -> tuple[int, ...]:
 def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
               large: tuple[int, int, int] | None = None,
               gpu: tuple[int, int, int] | None = None) -> dict[str, Profile]:
-    """Profiles ``(low, high, replicates)``, each with its power target; ``large``
-    (Lanczos-based claims only) reaches ``T = 16384`` where memory allows
-    (``verification.runner.check_memory``); ``gpu`` (claims with an array-API experiment,
+    """Profiles ``(low, high, replicates)``, each with its power target; ``large`` goes
+    beyond the standard sizes: to ``T = 16384`` for the Lanczos-based claims where memory
+    allows (``verification.runner.check_memory``), to the sizes a prediction's power needs
+    elsewhere (``depth.stable_rank``); ``gpu`` (claims with an array-API experiment,
     :mod:`numerics.array_api`) reaches ``T = 65536`` and runs only with ``--backend torch``
     or ``cupy`` (``verification.suite.backend_keys``)."""
     (ql, qh, qr), (sl, sh, sr) = quick, standard
