@@ -209,8 +209,10 @@ def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) ->
     out: Measurement = {}
     for fixed, (name, power) in ((False, ("std", L)), (True, ("fix", 1))):
         cfg = _network_config(T, p, fixed)
-        tr = forward(rng, cfg, keep_matrices=True)
-        log_g = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True)
+        tr = forward(rng, cfg, keep_matrices=True, ranks=False)
+        # the activations X_0..X_{L-1} forward already computed, not computed again
+        prefix = [(tr.X0, 0.0)] + list(zip(tr.X_normalised[:-1], tr.log_frob_X[:-1]))
+        log_g = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True, prefix=prefix)
         # log of sigma_V^{2(L-1)} d^L ||A_L ... A_1||_F^2
         log_pred = 2 * (L - 1) * math.log(sv) + L * math.log(cfg.d) + math.log(tr.frob_A_product[-1])
         out[f"ratio_first_{name}"] = float(math.exp(log_g[0] - log_pred))

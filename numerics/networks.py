@@ -333,7 +333,7 @@ def layer_norm(X: np.ndarray, eps: float = _LN_EPS) -> np.ndarray:
 
 
 def forward(rng: np.random.Generator, config: NetworkConfig,
-            keep_matrices: bool = False, edge: bool = False) -> NetworkTrace:
+            keep_matrices: bool = False, edge: bool = False, ranks: bool = True) -> NetworkTrace:
     r"""One forward pass :math:`X_\ell = A_\ell X_{\ell-1} W_\ell`, ``l = 1..depth``.
 
     .. math::
@@ -346,6 +346,10 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     ``edge=True`` (with ``config.fixed``, non-causal: no outlier) also reads each layer's
     stable ranks through the edge (``sr_X_edge_over_T``, ``sr_Sigma_edge_over_T``), from
     the same Lanczos run widened to :data:`numerics.edge.EDGE_K` vectors.
+
+    ``ranks=False`` skips the stable ranks (``nan``): for callers that need the
+    activations and products only (the value gradients), it saves each layer's Gram
+    matrix and Lanczos run.
 
     Draw order: ``X0``; then per layer the attention randomness (Markov logits, or the
     key-query weights) followed by ``W_l``. Changing ``fixed`` alone keeps every draw.
@@ -398,7 +402,9 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         X_hat = Y / nrm  # ||X_hat||_F = 1
         log_c += math.log(nrm)  # log ||X_l||_F
         P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        if edge and config.fixed and config.attention != "causal":
+        if not ranks:
+            pass  # stable ranks not asked for: left nan
+        elif edge and config.fixed and config.attention != "causal":
             # no outlier: the edge read through the top singular values as well
             (stats["sr_X"][ell], stats["sr_Sigma"][ell], stats["sr_X_edge"][ell],
              stats["sr_Sigma_edge"][ell]) = edge_stable_ranks(X_hat)

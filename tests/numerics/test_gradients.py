@@ -110,6 +110,19 @@ def test_forward_trace_feeds_gradients():
     assert math.isclose(fast[1], np.sum(J * J), rel_tol=1e-10)
 
 
+def test_activations_from_forward_are_not_recomputed_and_agree():
+    # value_gradients passes forward's activations as the prefix: same norms to round-off
+    cfg = NetworkConfig(T=40, d=60, depth=3, fixed=True, sigma_V=1.3)
+    tr = forward(np.random.default_rng(37), cfg, keep_matrices=True, ranks=False)
+    assert np.all(np.isnan(tr.sr_X))  # ranks=False: no stable ranks computed
+    prefix = [(tr.X0, 0.0)] + list(zip(tr.X_normalised[:-1], tr.log_frob_X[:-1]))
+    given = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True, prefix=prefix)
+    again = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True)
+    assert np.allclose(given, again, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match="parameter 'prefix'"):
+        value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, prefix=prefix[:2])
+
+
 def test_deep_network_does_not_overflow():
     """``d^L`` with d = 64, L = 180 is 1e325 > float max: the log stays finite."""
     rng = np.random.default_rng(35)
