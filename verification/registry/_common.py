@@ -146,6 +146,14 @@ _EDGE_READ_NOTE = (
     "x_T = L + c T^-r with r estimated in [2/3, 1] (profile likelihood)")
 
 
+#: sr(X_1) of the standard network at one layer (width sr_X1, depth sr_X at l = 1)
+ROW_AVERAGE_NOTE = (
+    "sr(X_1) = ||A Y||_F^2 / s_1(A Y)^2 with s_1 the separated rank-one part ||1^T Y||^2/T: "
+    "a smooth function of row and column averages, whose chi-square (d dof) fluctuation is "
+    "d^(-1/2) but whose mean expands in integer powers of 1/T (delta method; "
+    "E[1/chi2_d] = 1/(d - 2)); the truncations after 1/T and after 1/T^2 are both fitted. ")
+
+
 _RAW_EDGE_NOTE = (
     "read through s_1^2, recorded: s_1^2 sits a Tracy-Widom distance O(T^-2/3) below the "
     "edge and the O(1/T) corrections (the fourth-cumulant shift of the edge) push the other "
@@ -153,16 +161,17 @@ _RAW_EDGE_NOTE = (
     "the edge above. Judged this way before: ")
 
 
-def read_through_edge(prediction: str, statistic: str, rate_status: str, recorded_why: str,
+def read_through_edge(prediction: str, rate_status: str, recorded_why: str,
                       **where: object) -> tuple[Check, Check]:
-    """A fixed stable rank ``statistic`` (read through :math:`s_1^2`) judged through the
-    edge of its top singular values instead (``statistic`` with ``_over_T`` read
-    ``_edge_over_T``: the same limit, the ``T^{-2/3}`` offset removed); ``statistic`` is
-    recorded, saying why. ``where``: the ``domain`` and ``domain_note`` of both."""
-    edge_statistic = statistic.replace("_over_T", "_edge_over_T")
+    """A fixed stable rank ``prediction`` (its statistic of the same name, read through
+    :math:`s_1^2`) judged through the edge of its top singular values instead (the
+    statistic with ``_over_T`` read ``_edge_over_T``: the same limit, the ``T^{-2/3}``
+    offset removed); the :math:`s_1^2` read is recorded, saying why. ``where``: the
+    ``domain`` and ``domain_note`` of both."""
+    edge_statistic = prediction.replace("_over_T", "_edge_over_T")
     return (Check(prediction, edge_statistic, "limit", rate_range=EDGE_RATES,
                   rate_status=rate_status, rate_note=_EDGE_READ_NOTE, **where),
-            Check(prediction, statistic, "limit", asserted=False,
+            Check(prediction, prediction, "limit", asserted=False,
                   record_note=_RAW_EDGE_NOTE + recorded_why, **where))
 
 

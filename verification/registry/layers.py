@@ -8,7 +8,7 @@ from theory.markov import sr_Aperp_over_T, width_standard_predictions
 
 from verification.claims import Check, Claim, Prediction, RateRule
 from verification.registry._common import (
-    GAP, ONE_OVER_T_SERIES, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
+    GAP, ONE_OVER_T_SERIES, ROW_AVERAGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
     _register, light_tails, read_through_edge, split_by_domain,
 )
 
@@ -65,27 +65,22 @@ _register(Claim(
               rate_note="||A||_F^2 = 1 + ||Aperp||_F^2 and s1 - 1 both O(1/T); measured local "
                         "slopes 0.93 (T = 64..1024), 0.93-0.98 (quick): asserted 0.85"),
         Check("sr_X1", "sr_X1", "limit", models=ONE_OVER_T_SERIES, rate_status="derived",
-              rate_note="sr(X_1) = ||A Y||_F^2 / s_1(A Y)^2 with s_1 the separated rank-one "
-                        "part ||1^T Y||^2/T: a smooth function of row and column averages, "
-                        "whose chi-square (d dof) fluctuation is d^(-1/2) but whose mean "
-                        "expands in integer powers of 1/T (delta method; E[1/chi2_d] = "
-                        "1/(d - 2)); the truncations after 1/T and after 1/T^2 are both "
-                        "fitted. The stated rate 1/2 it replaces (the fluctuation's, not the "
-                        "mean's) rejected the true limit 2 at s2 = log 2 with 96 replicates "
-                        "(extrapolated 2.0193 +- 0.0054)"),
+              rate_note=ROW_AVERAGE_NOTE + "The stated rate 1/2 it replaces (the "
+                        "fluctuation's, not the mean's) rejected the true limit 2 at "
+                        "s2 = log 2 with 96 replicates (extrapolated 2.0193 +- 0.0054)"),
         Check("sr_Sigma1", "sr_Sigma1", "limit", rate=0.85, rate_status="derived",
               rate_note="the bulk adds sum s_i^4/s_1^4 = O(1/T); measured local slope 0.98: "
                         "asserted 0.85"),
         *read_through_edge(
-            "sr_Aperp_over_T", "sr_Aperp_over_T", "empirical",
+            "sr_Aperp_over_T", "empirical",
             "the mean was not monotone in T at s2 = 1/4, the rate needed the range [1/3, 1], "
             "and the power was 7.2% at s2 = 1/2 (standard, 40 replicates, T <= 1024)",
             **_BELOW_SPIKE),
-        *read_through_edge("sr_X1perp_over_T", "sr_X1perp_over_T", "derived",
+        *read_through_edge("sr_X1perp_over_T", "derived",
                            "powered (under 3%) at both cases (standard, 40 replicates, "
                            "T <= 1024)", **_LIGHT),
         *read_through_edge(
-            "sr_Sigma1perp_over_T", "sr_Sigma1perp_over_T", "derived",
+            "sr_Sigma1perp_over_T", "derived",
             "power 4% at s2 = 1/4 (standard, 40 replicates, T <= 1024)", **_LIGHT),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V"),
@@ -144,23 +139,19 @@ _register(Claim(
                   rate_note="the bulk's Frobenius mass relative to the rank-one part is "
                             "kappa^(2l) T^(1-l) for l >= 2: asserted 0.15 below"),
             Check("sr_X", "sr_X", "limit", models=ONE_OVER_T_SERIES, rate_status="derived",
-                  rate_note="at l = 1, sr(X_1) = ||A Y||_F^2 / s_1(A Y)^2 with s_1 the "
-                            "separated rank-one part ||1^T Y||^2/T: a smooth function of row "
-                            "and column averages (as width sr_X1), whose chi-square (d dof) "
-                            "fluctuation is d^(-1/2) but whose mean expands in integer powers "
-                            "of 1/T (delta method; E[1/chi2_d] = 1/(d - 2)); the truncations "
-                            "after 1/T and after 1/T^2 are both fitted. The stated rate 1/2 it "
-                            "replaces had power 3.1% (standard, s2 = 1/2, gamma = 1/2)"),
+                  rate_note="at l = 1 (as width sr_X1): " + ROW_AVERAGE_NOTE + "The "
+                            "stated rate 1/2 it replaces had power 3.1% (standard, s2 = 1/2, "
+                            "gamma = 1/2)"),
             "depth >= 2", "depth 1"),
         Check("sr_Sigma", "sr_Sigma", "limit", rate=_SR_SIGMA_RATE, rate_status="derived",
               rate_note="the bulk adds sum_(i>=2) s_i^4 / s_1^4 = kappa^(4l) m_2 T^(1-2l); "
                         "asserted 0.15 below"),
         *read_through_edge(
-            "sr_Xperp_over_T", "sr_Xperp_over_T", "derived",
+            "sr_Xperp_over_T", "derived",
             _FC_NOTE + "; power 2.4-2.5%, and 3.4% at depth 2, gamma = 1 (standard, 96 "
             "replicates, T <= 512)", **_LIGHT),
         *read_through_edge(
-            "sr_Sigmaperp_over_T", "sr_Sigmaperp_over_T", "derived",
+            "sr_Sigmaperp_over_T", "derived",
             _FC_NOTE + " (its square here); power 4.6-6.5% (standard, 96 replicates, "
             "T <= 512)", **_LIGHT),
     ),
