@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from numerics.statistics import frobenius_sq, top_singular_values
+
 __all__ = ["AIRY1_MEANS", "AIRY1_MEANS_SE", "EDGE_K", "edge_weights", "tracy_widom_edge",
            "edge_stable_ranks", "goe_tracy_widom_mean"]
 
@@ -91,8 +93,6 @@ def edge_stable_ranks(X: np.ndarray, k: int = EDGE_K) -> tuple[float, float, flo
 
     The first two equal :func:`numerics.statistics.stable_ranks`'s. Cost as there, the
     Lanczos basis ``k`` vectors wider."""
-    from numerics.statistics import frobenius_sq, top_singular_values
-
     top = top_singular_values(X, k)
     edge = tracy_widom_edge(top, k)
     G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # eigenvalues s_i^2

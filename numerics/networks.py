@@ -402,13 +402,11 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         X_hat = Y / nrm  # ||X_hat||_F = 1
         log_c += math.log(nrm)  # log ||X_l||_F
         P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        if not ranks:
-            pass  # stable ranks not asked for: left nan
-        elif edge and config.fixed and config.attention != "causal":
+        if ranks and edge and config.fixed and config.attention != "causal":
             # no outlier: the edge read through the top singular values as well
             (stats["sr_X"][ell], stats["sr_Sigma"][ell], stats["sr_X_edge"][ell],
              stats["sr_Sigma_edge"][ell]) = edge_stable_ranks(X_hat)
-        else:
+        elif ranks:  # ranks=False leaves them nan
             stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
         stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
         stats["log_frob_X"][ell] = log_c
