@@ -43,7 +43,7 @@ from scipy import linalg as sla
 
 from numerics.backends import Backend, backend_of
 from numerics.edge import EDGE_K, tracy_widom_edge
-from numerics.statistics import outlier_measurement
+from numerics.statistics import moment_ratio, outlier_measurement
 
 __all__ = ["lanczos_tol", "softmax_markov", "top_singular_values", "top_eigenvalues",
            "outliers", "width_stable_rank", "MAX_LANCZOS_STEPS", "ARNOLDI_VECTORS"]
@@ -347,6 +347,7 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
         "sr_Aperp_edge_over_T": frob_perp / tracy_widom_edge(top_perp) / T,
         "sr_X1perp_edge_over_T": edge_X1perp / T,
         "sr_Sigma1perp_edge_over_T": edge_Sigma1perp / T,
+        "m2_ratio_X1perp": moment_ratio(sr_X1perp / T, sr_Sigma1perp / T),  # -> m2/m1^2
     }
 
 

@@ -24,6 +24,7 @@ from numerics.samplers import (
 from numerics.statistics import (
     eigenvalues,
     frobenius_sq,
+    moment_ratio,
     outlier_measurement,
     singular_values,
     stable_rank,
@@ -146,6 +147,8 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
         "sr_Aperp_edge_over_T": frob_perp / tracy_widom_edge(top_perp) / T,
         "sr_X1perp_edge_over_T": edge_X1perp / T,
         "sr_Sigma1perp_edge_over_T": edge_Sigma1perp / T,
+        # T sum s^4 / (sum s^2)^2 of X1perp -> m2/m1^2: sr(Sigma1perp) without its edge
+        "m2_ratio_X1perp": moment_ratio(sr_X1perp / T, sr_Sigma1perp / T),
     }
 
 
@@ -190,6 +193,8 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
         "sr_Sigmaperp_over_T": float(fix.sr_Sigma_over_T[-1]),
         "sr_Xperp_edge_over_T": float(fix.sr_X_edge_over_T[-1]),
         "sr_Sigmaperp_edge_over_T": float(fix.sr_Sigma_edge_over_T[-1]),
+        # T sum s^4 / (sum s^2)^2 of X_L perp -> m2/m1^2: sr(Sigma_L perp) without its edge
+        "m2_ratio_Xperp": moment_ratio(float(fix.sr_X_over_T[-1]), float(fix.sr_Sigma_over_T[-1])),
         "frob_A": float(std.frob_A_product[-1]),
         "frob_Aperp_scaled": float(fix.frob_A_product_scaled[-1]),
         "layers_sr_Sigma": std.sr_Sigma, "layers_sr_Sigmaperp": fix.sr_Sigma,

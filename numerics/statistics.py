@@ -27,6 +27,7 @@ __all__ = [
     "stable_rank",
     "gram_stable_rank",
     "stable_ranks",
+    "moment_ratio",
     "singular_values",
     "eigenvalues",
     "top_eigenvalues",
@@ -94,6 +95,22 @@ def stable_ranks(X: np.ndarray) -> tuple[float, float]:
     s1 = top_singular_values(X, 1)[0]
     G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # eigenvalues s_i^2
     return frobenius_sq(X) / s1**2, frobenius_sq(G) / s1**4
+
+
+def moment_ratio(sr_X_over_T: float, sr_Sigma_over_T: float) -> float:
+    r"""The normalised second moment of the squared singular values of a ``T``-row
+    matrix, from its two stable ranks over ``T`` (:func:`stable_ranks`):
+
+    .. math::
+
+        \frac{\mathrm{sr}(XX^\top)/T}{(\mathrm{sr}(X)/T)^2}
+        = \frac{T\sum_i s_i^4}{\bigl(\sum_i s_i^2\bigr)^2} \to \frac{m_2}{m_1^2},
+
+    :math:`m_k` the moments of the limiting law of :math:`s_i^2` (up to scale). The
+    :math:`s_1^4` of both stable ranks cancels: a ratio of traces with no edge in it, whose
+    mean expands in powers of ``1/T`` (the part of :math:`\mathrm{sr}(\Sigma)/T` that
+    :math:`(\mathrm{sr}(X)/T)^2` does not carry)."""
+    return sr_Sigma_over_T / sr_X_over_T**2  # T sum s^4 / (sum s^2)^2
 
 
 def gram_stable_rank(X: np.ndarray) -> float:

@@ -127,6 +127,20 @@ def _registry_check(claim_id: str, label: str):
     return None, None
 
 
+def _quantity(claim_id: str, label: str) -> str | None:
+    """The LaTeX of what a check measures: its prediction's quantity, over the ``k``-th
+    power of another's for a check judged relative to it (``Check.relative_to``)."""
+    check, prediction = _registry_check(claim_id, label)
+    if prediction is None:
+        return None
+    if check.relative_to is None:
+        return prediction.quantity
+    other, k = check.relative_to
+    power = f"^{{{k}}}" if k != 1 else ""
+    return (prediction.quantity + r"\,\big/\,\bigl("
+            + registry_claim(claim_id).prediction(other).quantity + r"\bigr)" + power)
+
+
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
@@ -151,11 +165,11 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
 
 
 def _heading(claim_id: str, check: Mapping[str, Any]) -> list[TeX]:
-    reg_check, prediction = _registry_check(claim_id, str(check["label"]))
+    reg_check, _ = _registry_check(claim_id, str(check["label"]))
     base, case = split_case(str(check["label"]))
     first = r"\textbf{" + escape(base) + "}"
-    if prediction is not None:
-        first += r"\quad " + math_or_text(prediction.quantity, math=True)
+    if (quantity := _quantity(claim_id, str(check["label"]))) is not None:
+        first += r"\quad " + math_or_text(quantity, math=True)
     first += r"\quad [" + escape(check.get("status", "?")) + "]"
     kind = check["kind"]
     second = escape(_KIND_TEXT.get(kind, kind))
@@ -637,8 +651,8 @@ def _model(check: Mapping[str, Any]) -> TeX:
 def _check_row(claim: Mapping[str, Any], check: Mapping[str, Any],
                varying: Sequence[str]) -> dict[str, TeX]:
     base, _ = split_case(check["label"])
-    _, prediction = _registry_check(str(claim["claim"]), str(check["label"]))
-    quantity = (_breakable(math_or_text(prediction.quantity, math=True)) if prediction is not None
+    measured = _quantity(str(claim["claim"]), str(check["label"]))
+    quantity = (_breakable(math_or_text(measured, math=True)) if measured is not None
                 else _tt(base))
     rows = check.get("rows") or []
     last = rows[-1] if rows else None

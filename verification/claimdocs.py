@@ -103,6 +103,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
             "judged_at": [c.applies(case) for case in cases],
             "tolerance_note": c.tolerance_note or None, "record_note": c.record_note or None,
             "minimum_sizes": c.minimum_sizes,
+            "relative_to": list(c.relative_to) if c.relative_to else None,
         })
     return {
         "claim": claim.id, "title": claim.title, "status": claim.status,
@@ -267,7 +268,11 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     for c in d["checks"]:
         model = model_text(c)
         notes = "; ".join(n for n in (c["rate_note"], c["tolerance_note"], c["record_note"]) if n)
-        out.append(f"| `{c['prediction']}` | `{c['statistic']}` | {c['kind']}"
+        prediction = f"`{c['prediction']}`"
+        if c["relative_to"]:  # judged against P / P_other^k
+            other, k = c["relative_to"]
+            prediction += f" / `{other}`" + (f"^{k}" if k != 1 else "")
+        out.append(f"| {prediction} | `{c['statistic']}` | {c['kind']}"
                    f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {model} | "
                    f"{c['rate_status'] or '-'} | {_cell(c['domain'] or 'everywhere')} | "
                    f"{_cell(notes or '-')} |")

@@ -130,6 +130,11 @@ class Check:
     #: with ``models``: the theory's finite-size correction ``E x_T - L`` at parameters and
     #: sizes, subtracted from the means before the family is fitted
     correction: Callable[[Mapping[str, float], np.ndarray], np.ndarray] | None = None
+    #: ``(other, k)``: the statistic measures this prediction divided by the ``k``-th power
+    #: of the claim's prediction ``other`` (``sr(Sigma)/T`` over ``(sr(X)/T)^2``, a moment
+    #: ratio with no edge in it). Judged against ``P / P_other^k``: this prediction made
+    #: wrong on its own moves that by as much; ``other`` has checks of its own
+    relative_to: tuple[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.kind in ("limit", "distance") and self.asserted:
@@ -141,6 +146,13 @@ class Check:
                     "(consistency-only checks cannot reject a wrong limit)")
         if self.correction is not None and not self.models:
             raise ValueError(f"check {self.prediction}: a 'correction' needs 'models'")
+        if self.relative_to is not None and (
+                self.kind != "limit" or len(self.relative_to) != 2
+                or self.relative_to[0] == self.prediction
+                or isinstance(self.relative_to[1], bool) or not isinstance(self.relative_to[1], int)
+                or self.relative_to[1] < 1):
+            raise ValueError(f"check {self.prediction}: relative_to must be (another prediction, "
+                             f"a power >= 1) on a limit check, got {self.relative_to!r}")
         if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
             raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
                              f"got {self.rate_range}")
@@ -166,7 +178,16 @@ class Check:
 
     @property
     def label(self) -> str:
-        return f"{self.prediction}:{self.statistic}" if self.kind == "distance" else self.prediction
+        distinct = self.kind == "distance" or self.relative_to is not None
+        return f"{self.prediction}:{self.statistic}" if distinct else self.prediction
+
+    def relative_value(self, value: float, predicted: Callable[[str], float]) -> float:
+        """What the statistic is judged against: ``value`` (this prediction's), divided by
+        ``predicted(other)**k`` for a check ``relative_to=(other, k)``."""
+        if self.relative_to is None:
+            return value
+        other, k = self.relative_to
+        return value / predicted(other) ** k
 
 
 #: The power a check must reach at each profile: the largest relative error of its

@@ -150,6 +150,7 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                   **({"models": [f"{m.name}: {m.formula}" for m in c.models]}
                                      if c.models else {}),
                                   **({"correction": c.correction.__name__} if c.correction else {}),
+                                  **({"relative_to": list(c.relative_to)} if c.relative_to else {}),
                                   "domain": c.domain_note or None}
             for c in claim.checks}
 

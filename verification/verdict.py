@@ -176,7 +176,9 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         if only is not None and check.prediction not in only:
             continue
         pred = claim.prediction(check.prediction)
-        value, theory = predicted_for(check.prediction)
+        own, theory = predicted_for(check.prediction)
+        # a check relative to another prediction: P / P_other^k (that one as the variant has it)
+        value = check.relative_value(own, lambda other: predicted_for(other)[0])
         stated_rate = check.rate_at(theory) if check.rate is not None else None
         rate = None if stated_rate is None else stated_rate + variant.rate_shift_for(check.prediction)
         base = dict(claim=claim.id, label=check.label, statistic=check.statistic,
@@ -211,9 +213,11 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         elif needs_power and check.kind != "matching":
             # evaluated at a wrong parameter, the prediction must move by more than the
             # power at some case of the claim (claim_verdict)
+            # the prediction alone at a wrong parameter (a relative check's divisor unchanged)
             res.parameter_moves = parameter_moves(
                 claim, check, value, theory,
-                lambda p, n=check.prediction: predicted_for_params(n, p))
+                lambda p, n=check.prediction, r=value / own if check.relative_to else 1.0:
+                r * predicted_for_params(n, p))
             if rate is not None and res.power_class != "exact":
                 # the stated rate must have power too: the rate RATE_SHIFT faster fails
                 faster = _statistical(check, prep, value, theory, scale, rate + RATE_SHIFT, q, base)

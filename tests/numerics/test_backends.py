@@ -10,7 +10,7 @@ from numerics.backends import Backend, BackendUnavailable, check_backend, sampli
 from numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from numerics.samplers import gaussian_matrix, remove_outlier
 from numerics.statistics import (
-    frobenius_sq, stable_rank, stable_ranks, top_eigenvalues as np_top_eigenvalues,
+    frobenius_sq, moment_ratio, stable_rank, stable_ranks, top_eigenvalues as np_top_eigenvalues,
     top_singular_values as np_top_singular_values,
 )
 from verification.runner import params_key, stream, task_limits
@@ -60,7 +60,8 @@ def _reference_width(rng, T, p):
             "sr_Aperp_over_T": frob / top[0] ** 2 / T,
             "sr_X1perp_over_T": sr_X1perp / T, "sr_Sigma1perp_over_T": sr_Sigma1perp / T,
             "sr_Aperp_edge_over_T": frob / tracy_widom_edge(top) / T,
-            "sr_X1perp_edge_over_T": e_X1perp / T, "sr_Sigma1perp_edge_over_T": e_Sigma1perp / T}
+            "sr_X1perp_edge_over_T": e_X1perp / T, "sr_Sigma1perp_edge_over_T": e_Sigma1perp / T,
+            "m2_ratio_X1perp": moment_ratio(sr_X1perp / T, sr_Sigma1perp / T)}
 
 
 @pytest.mark.parametrize("exp, params, reference", [

@@ -6,7 +6,9 @@ from numerics.samplers import LogNormalEntries, remove_outlier
 from numerics.statistics import (
     LANCZOS_TOL,
     gram_stable_rank,
+    moment_ratio,
     stable_rank,
+    stable_ranks,
     top_eigenvalues,
     top_singular_values,
 )
@@ -56,3 +58,23 @@ def test_top_eigenvalues_fall_back_to_lapack_beyond_the_restarts():
     got = top_eigenvalues(M, 2, restarts=1)
     assert np.allclose(np.abs(got), np.abs(ev), rtol=1e-12)
     assert np.allclose(np.sort_complex(got), np.sort_complex(ev), rtol=1e-12)
+
+
+def test_moment_ratio_is_the_trace_ratio_free_of_the_edge():
+    # T sum s^4 / (sum s^2)^2, whatever s_1; for a T x d Gaussian matrix its mean is
+    # (T + d + 1)/d up to O(1/(T d)) (E tr (G G^T)^2 = T d (T + d + 1), E tr G G^T = T d),
+    # i.e. m2/m1^2 = 1 + T/d of Marchenko-Pastur plus 1/d
+    rng = np.random.default_rng([7])
+    T, d, n = 200, 400, 40
+    values = []
+    for _ in range(n):
+        X = rng.standard_normal((T, d))
+        s = np.linalg.svd(X, compute_uv=False)
+        sr_X, sr_Sigma = stable_ranks(X)
+        r = moment_ratio(sr_X / T, sr_Sigma / T)
+        assert r == pytest.approx(T * np.sum(s**4) / np.sum(s**2) ** 2, rel=1e-9)
+        values.append(r)
+    values = np.array(values)
+    se = values.std(ddof=1) / np.sqrt(n)
+    # 5 standard errors of the mean (a two-sided 6e-7 false-alarm level)
+    assert abs(values.mean() - (T + d + 1) / d) < 5 * se

@@ -81,7 +81,8 @@ def test_one_prediction_at_a_wrong_parameter_is_rejected(quick_store, tmp_path, 
     doc = json.loads(out.read_text())
     assert code == 1
     failed = {c["label"].split(" @")[0] for c in doc["claims"][0]["checks"] if c["outcome"] == "fail"}
-    assert failed == {"sr_X1perp_over_T"}
+    # and the moment ratio judged against sr(Sigma1perp)/T over its square
+    assert failed == {"sr_X1perp_over_T", "sr_Sigma1perp_over_T:m2_ratio_X1perp"}
 
 
 def test_too_few_sizes_is_not_verified_and_not_exit_0(tmp_path, capsys):

@@ -328,3 +328,28 @@ def test_a_known_finite_size_mean_is_subtracted_before_the_sizes_pool():
         res = judge_claim(claim, data, {}, q=q, root_seed=1, power_target=0.05)
         assert res.checks[0].verdict == verdict, res.checks[0].reason
     assert res.checks[0].corrected is False
+
+
+def test_a_check_relative_to_another_prediction_is_judged_against_their_ratio():
+    # y = 8 is measured as r = y / x^2 -> 2 (x = 2 measured on its own): a wrong y alone moves
+    # the ratio by as much; a wrong x moves both checks
+    claim = Claim(
+        id="relative", title="x -> 2, y -> 8, r = y/x^2 -> 2",
+        predictions=(Prediction("x", "derived", lambda p: 2, "x"),
+                     Prediction("y", "derived", lambda p: 8, "y")),
+        checks=(Check("x", "x", "limit", rate=RATE, rate_status="derived"),
+                Check("y", "r", "limit", rate=RATE, rate_status="derived", relative_to=("x", 2))),
+        parameters=(), experiment="none", references=(), profiles={"quick": Profile(SIZES, 16)})
+    data = {T: [{**m, "r": m["x"]} for m in reps] for T, reps in synthetic_data(5).items()}
+    q = two_sided_quantile(0.01, 4)
+    truth = judge_claim(claim, data, {}, q=q, root_seed=1)
+    assert truth.verdict == "pass"
+    ratio = truth.checks[1]
+    assert ratio.label == "y:r" and ratio.predicted == pytest.approx(2.0)
+    failed = lambda scales: {c.label for c in judge_claim(
+        claim, data, {}, q=q, root_seed=1, variant=Variant(name="w", scales=scales)).failed}
+    assert failed({"y": 1.05}) == {"y:r"}
+    assert failed({"x": 1.05}) == {"x", "y:r"}
+    for bad in (("y", 2), ("x", 0), ("x", 1.5), ("x",)):
+        with pytest.raises(ValueError, match="relative_to"):
+            Check("y", "r", "limit", rate=RATE, relative_to=bad)

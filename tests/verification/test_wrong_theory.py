@@ -64,7 +64,25 @@ def test_wrong_gamma_dependence_is_rejected(quick_store, monkeypatch):
                         lambda depth, gamma: right(depth, sp.nsimplify(gamma) * sp.Rational(4, 5)))
     res = _judge(quick_store[0], "width.stable_rank")
     assert res.verdict == "fail"
-    assert {c.label.split(" @")[0] for c in res.failed} == {"sr_X1perp_over_T"}
+    # also the moment ratio of Sigma1perp, judged against sr(Sigma1perp)/T over its square
+    assert {c.label.split(" @")[0] for c in res.failed} == {
+        "sr_X1perp_over_T", "sr_Sigma1perp_over_T:m2_ratio_X1perp"}
+
+
+def test_wrong_second_moment_is_rejected_through_the_moment_ratio(quick_store, monkeypatch):
+    # sr(Sigma1perp)/T = m2/x*^2 with m2 = 1 + l(1 + gamma^2) instead of 1 + l(1 + gamma):
+    # right at gamma = 1, 10% low at the quick case gamma = 1/2; the edge x* is untouched
+    right = theory.layers.sr_Sigmaperp_over_T
+
+    def wrong(depth, gamma):
+        g = sp.nsimplify(gamma)
+        return right(depth, gamma) * (1 + depth * (1 + g**2)) / (1 + depth * (1 + g))
+
+    monkeypatch.setattr(theory.layers, "sr_Sigmaperp_over_T", wrong)
+    res = _judge(quick_store[0], "width.stable_rank")
+    assert res.verdict == "fail"
+    assert {c.label for c in res.failed} == {
+        "sr_Sigma1perp_over_T:m2_ratio_X1perp @ s2=0.5, gamma=0.5"}
 
 
 @pytest.mark.parametrize("name,factor", [

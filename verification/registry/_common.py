@@ -175,6 +175,36 @@ def read_through_edge(prediction: str, rate_status: str, recorded_why: str,
                   record_note=_RAW_EDGE_NOTE + recorded_why, **where))
 
 
+#: sr(Sigma)/T judged without its edge (the moment ratio), the edge judged through sr(X)/T
+_MOMENT_NOTE = (
+    "sr(Sigma)/T = m_2/x*^2 carries the edge squared, twice sr(X)/T's relative error; it is "
+    "judged as the moment ratio T sum s^4/(sum s^2)^2 = (sr(Sigma)/T)/(sr(X)/T)^2 -> m_2/m_1^2 "
+    "against this prediction over the square of sr(X)/T's, whose own check judges the edge x*: "
+    "the two predictions hold exactly when both checks do, and this one made wrong alone moves "
+    "the ratio by as much. A ratio of traces, no edge in it: its mean expands in integer powers "
+    "of 1/T (delta method), the truncations after 1/T and after 1/T^2 both fitted. Judged "
+    "where the check of sr(X)/T is")
+_EDGE_RECORDED_NOTE = (
+    "read through the edge x* of the top 4 singular values (numerics.edge), recorded: x*^2 "
+    "doubles the relative error of the edge, which the check of sr(X)/T judges, and the moment "
+    "ratio judges the rest. Judged this way before: ")
+
+
+def read_through_moments(prediction: str, over: str, rate_status: str, recorded_why: str,
+                         **where: object) -> tuple[Check, Check]:
+    """A fixed Gram stable rank ``prediction`` (``sr(Sigma)/T``) judged through the moment
+    ratio ``m2_ratio_<X>`` (its statistic named after ``over``, the matching ``sr(X)/T``
+    prediction: ``sr_X1perp_over_T`` -> ``m2_ratio_X1perp``) against
+    ``prediction / over^2``; its read through the edge is recorded, saying why
+    (``recorded_why``: the powers it and the :math:`s_1^2` read had). ``where``: the
+    ``domain`` and ``domain_note`` of both."""
+    statistic = "m2_ratio_" + over.removeprefix("sr_").removesuffix("_over_T")
+    return (Check(prediction, statistic, "limit", models=ONE_OVER_T_SERIES, relative_to=(over, 2),
+                  rate_status=rate_status, rate_note=_MOMENT_NOTE, **where),
+            Check(prediction, prediction.replace("_over_T", "_edge_over_T"), "limit",
+                  asserted=False, record_note=_EDGE_RECORDED_NOTE + recorded_why, **where))
+
+
 CLAIMS: dict[str, Claim] = {}
 
 
@@ -183,6 +213,9 @@ def _register(claim: Claim) -> None:
     for check in claim.checks:
         if check.prediction not in names:
             raise AssertionError(f"{claim.id}: check of unknown prediction {check.prediction}")
+        if check.relative_to is not None and check.relative_to[0] not in names:
+            raise AssertionError(f"{claim.id}: check relative to unknown prediction "
+                                 f"{check.relative_to[0]}")
     CLAIMS[claim.id] = claim
 
 

@@ -9,7 +9,7 @@ from theory.markov import sr_Aperp_over_T, width_standard_predictions
 from verification.claims import Check, Claim, Prediction, RateRule
 from verification.registry._common import (
     GAP, ONE_OVER_T_SERIES, ROW_AVERAGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
-    _register, light_tails, read_through_edge, split_by_domain,
+    _register, light_tails, read_through_edge, read_through_moments, split_by_domain,
 )
 
 
@@ -79,9 +79,11 @@ _register(Claim(
         *read_through_edge("sr_X1perp_over_T", "derived",
                            "powered (under 3%) at both cases (standard, 40 replicates, "
                            "T <= 1024)", **_LIGHT),
-        *read_through_edge(
-            "sr_Sigma1perp_over_T", "derived",
-            "power 4% at s2 = 1/4 (standard, 40 replicates, T <= 1024)", **_LIGHT),
+        *read_through_moments(
+            "sr_Sigma1perp_over_T", "sr_X1perp_over_T", "derived",
+            "through s_1^2, power 4% at s2 = 1/4 (standard, 40 replicates, T <= 1024); through "
+            "the edge, 2.1-3.4% at s2 = 1/2 over 5 root seeds (standard, 128 replicates), "
+            "rate-limited (192 replicates gave 2.9-3.2%)", **_LIGHT),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V"),
     experiment="width.stable_rank",
@@ -150,17 +152,23 @@ _register(Claim(
             "sr_Xperp_over_T", "derived",
             _FC_NOTE + "; power 2.4-2.5%, and 3.4% at depth 2, gamma = 1 (standard, 96 "
             "replicates, T <= 512)", **_LIGHT),
-        *read_through_edge(
-            "sr_Sigmaperp_over_T", "derived",
-            _FC_NOTE + " (its square here); power 4.6-6.5% (standard, 96 replicates, "
-            "T <= 512)", **_LIGHT),
+        *read_through_moments(
+            "sr_Sigmaperp_over_T", "sr_Xperp_over_T", "derived",
+            _FC_NOTE + " (its square here); through s_1^2, power 4.6-6.5% (standard, 96 "
+            "replicates, T <= 512); through the edge 5.7-6.2% there and 2.8-4.1% with 128 "
+            "replicates at T <= 1024", **_LIGHT),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    # standard: the 96 replicates depth.frobenius draws anyway (same experiment and cases):
-    # with 48, sr_X at depth 1 had power 3.3% and sr_Xperp_over_T 4-5%
-    profiles=_profiles((64, 512, 24), (64, 512, 96), large=(64, 1024, 128)),
+    # quick: 40 replicates (the first 24 shared with depth.frobenius): with 24, sr_X at
+    # depth 1 had power 5.3% and sr_Xperp_over_T at depth 2, gamma = 1, 5.2%; with 40,
+    # 3.5% and 4.0% (32: 3.4% and 4.2%).
+    # standard: T <= 724 and 128 replicates (the first 96 to T = 512 shared with
+    # depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
+    # at T <= 512 with 96, 2.9% with 128, 2.7% at T <= 724 with 96 and 2.3% with 128 (the
+    # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%
+    profiles=_profiles((64, 512, 40), (64, 724, 128), large=(64, 1024, 128)),
     cases=_DEPTH_CASES,
 ))
 
