@@ -285,7 +285,7 @@ def run_options_claims(args) -> tuple[list[str], int]:
     ``--scheduler`` checked before anything starts, and the worker count (default
     ``min(2, cores)``)."""
     from verification.executors import parse_scheduler
-    from verification.suite import select_entry_claims
+    from verification.sampling_inputs import select_entry_claims
 
     claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
     parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
@@ -299,7 +299,7 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
     ``named``), the gpu profile only with a GPU library. Shared by ``run`` and
     :func:`verification.api.verify`."""
     from numerics.backends import BackendUnavailable, check_backend, sampling_keys
-    from verification.suite import BACKEND_CLAIMS
+    from verification.sampling_inputs import BACKEND_CLAIMS
 
     default = not sampling_keys(backend, device, dtype)
     if profile == "gpu" and backend == "numpy":

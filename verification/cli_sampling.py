@@ -31,7 +31,7 @@ def _cmd_run(args) -> int:
         if lacking:
             raise UsageError(f"parameter '--profile gpu': claim {lacking[0]} has no gpu profile; "
                              f"claims with one: markov.outliers, width.stable_rank")
-    from verification.suite import select_entry_claims
+    from verification.sampling_inputs import select_entry_claims
 
     claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
     check_overrides(claims, overrides)

@@ -49,7 +49,7 @@ def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
     allows (``verification.runner.check_memory``), to the sizes a prediction's power needs
     elsewhere (``depth.stable_rank``); ``gpu`` (claims with an array-API experiment,
     :mod:`numerics.array_api`) reaches ``T = 65536`` and runs only with ``--backend torch``
-    or ``cupy`` (``verification.suite.backend_keys``)."""
+    or ``cupy`` (``verification.sampling_inputs.backend_keys``)."""
     (ql, qh, qr), (sl, sh, sr) = quick, standard
     out = {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
            "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
