@@ -161,14 +161,16 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    # quick: 40 replicates (the first 24 shared with depth.frobenius): with 24, sr_X at
-    # depth 1 had power 5.3% and sr_Xperp_over_T at depth 2, gamma = 1, 5.2%; with 40,
-    # 3.5% and 4.0% (32: 3.4% and 4.2%).
+    # quick: T <= 724 and 48 replicates (the first 24 to T = 512 shared with
+    # depth.frobenius): with 24 at T <= 512, sr_X at depth 1 had power 5.3% and
+    # sr_Xperp_over_T at depth 2, gamma = 1, 5.2%; with 40, 3.5% and 4.0%, but over 20
+    # root seeds sr_Xperp_over_T lacked power in 10 (2.2-6.6% at depth 1, 3.4-6.4% at
+    # depth 2); at T <= 724 with 48 it had 3.0% and 2.9% at the default seed.
     # standard: T <= 724 and 128 replicates (the first 96 to T = 512 shared with
     # depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
     # at T <= 512 with 96, 2.9% with 128, 2.7% at T <= 724 with 96 and 2.3% with 128 (the
     # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%
-    profiles=_profiles((64, 512, 40), (64, 724, 128), large=(64, 1024, 128)),
+    profiles=_profiles((64, 724, 48), (64, 724, 128), large=(64, 1024, 128)),
     cases=_DEPTH_CASES,
 ))
 
