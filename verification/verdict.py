@@ -212,8 +212,8 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                            f"{power_target:.0%} at T <= {max(data)}")
         elif needs_power and check.kind != "matching":
             # evaluated at a wrong parameter, the prediction must move by more than the
-            # power at some case of the claim (claim_verdict)
-            # the prediction alone at a wrong parameter (a relative check's divisor unchanged)
+            # power at some case of the claim (claim_verdict); it alone moves (a relative
+            # check's divisor stays)
             res.parameter_moves = parameter_moves(
                 claim, check, value, theory,
                 lambda p, n=check.prediction, r=value / own if check.relative_to else 1.0:

@@ -103,7 +103,8 @@ _register(Claim(
 
 # two depths, two gamma and two kappa in every profile; depth.frobenius adds depth 3 and
 # the paper's log 2 where its checks have power (the fixed stable ranks at depth 3 do not
-# at T <= 724: power 4-6% for sr(X), 8-11% for sr(Sigma), measured at s2 = 1/4, 24 replicates)
+# at T <= 724: power 4-6% for sr(X), 8-11% for sr(Sigma) through the edge, measured at
+# s2 = 1/4, 24 replicates, before sr(Sigma) was judged through the moment ratio)
 _DEPTH_CASES = {"quick": ({"depth": 1, "gamma": 0.5, "s2": 0.5}, {"depth": 2, "gamma": 1.0, "s2": 0.25}),
                 "standard": ({"depth": 1, "gamma": 0.5, "s2": 0.5}, {"depth": 2, "gamma": 1.0, "s2": 0.25},
                              {"depth": 2, "gamma": 0.5, "s2": 0.5})}
