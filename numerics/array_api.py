@@ -41,9 +41,9 @@ from typing import Callable, Mapping
 import numpy as np
 from scipy import linalg as sla
 
-from numerics.backends import Backend, backend_of
-from numerics.edge import EDGE_K, tracy_widom_edge
-from numerics.statistics import moment_ratio, outlier_measurement
+from gapverify.numerics.backends import Backend, backend_of
+from gapverify.numerics.edge import EDGE_K, tracy_widom_edge
+from gapverify.numerics.statistics import moment_ratio, outlier_measurement
 
 __all__ = ["lanczos_tol", "softmax_markov", "top_singular_values", "top_eigenvalues",
            "outliers", "width_stable_rank", "MAX_LANCZOS_STEPS", "ARNOLDI_VECTORS"]
@@ -307,7 +307,7 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
     :math:`X_1^\perp = X_1 - \mathbf 1 \bar Y` (in place), :math:`A^\perp` as an operator
     (:math:`A^\perp x = Ax - \mathbf 1 (\mathbf 1^\top x)/T`, never formed) with
     :math:`\|A^\perp\|_F^2 = \|A\|_F^2 - 2\,\mathrm{sum}(A)/T + 1`."""
-    from numerics.experiments import width_of
+    from gapverify.numerics.common import width_of
 
     b = _backend_params(p)
     tol = lanczos_tol(b.dtype)

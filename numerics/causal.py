@@ -24,8 +24,8 @@ from typing import Mapping
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, svds
 
-from numerics.samplers import softmax_rows
-from numerics.statistics import LANCZOS_TOL, frobenius_sq, top_singular_values
+from gapverify.numerics.samplers import softmax_rows
+from gapverify.numerics.statistics import LANCZOS_TOL, frobenius_sq, top_singular_values
 
 __all__ = ["causal_softmax", "cesaro_dense", "cesaro_operator", "cesaro_top_singular_value",
            "causal_cesaro", "causal_depth", "CAUSAL_EXPERIMENTS"]
@@ -98,8 +98,8 @@ def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> di
     causal fix :math:`A_\ell - C_T` at every layer, on twin streams (the same logits and
     weights): :math:`\mathrm{sr}(\Sigma_L)` of both, :math:`\mathrm{sr}(\Sigma_L)/T` of the
     both, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice."""
-    from numerics.experiments import _network_config, twin_streams
-    from numerics.networks import forward
+    from gapverify.numerics.common import _network_config, twin_streams
+    from gapverify.numerics.networks import forward
 
     a, b = twin_streams(rng)
     std = forward(a, _network_config(T, p, False, attention="causal"))

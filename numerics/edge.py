@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.statistics import frobenius_sq, top_singular_values
+from gapverify.numerics.statistics import frobenius_sq, top_singular_values
 
 __all__ = ["AIRY1_MEANS", "AIRY1_MEANS_SE", "EDGE_K", "edge_weights", "tracy_widom_edge",
            "edge_stable_ranks", "goe_tracy_widom_mean"]

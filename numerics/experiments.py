@@ -17,23 +17,20 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
-from numerics.samplers import (
+from gapverify.numerics import (
+    causal as _c, heavy_tail as _h, hf_models as _hf, training as _tr, variants as _v,
+)
+from gapverify.numerics.common import _network_config, twin_streams, width_of
+from gapverify.numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
+from gapverify.numerics.samplers import (
     LogNormalEntries, entry_law, gaussian_matrix, isometric_input, remove_outlier,
 )
-from numerics.statistics import (
-    eigenvalues,
-    frobenius_sq,
-    moment_ratio,
-    outlier_measurement,
-    singular_values,
-    stable_rank,
-    stable_ranks,
-    top_eigenvalues,
-    top_singular_values,
+from gapverify.numerics.statistics import (
+    eigenvalues, frobenius_sq, moment_ratio, outlier_measurement, singular_values, stable_rank,
+    stable_ranks, top_eigenvalues, top_singular_values,
 )
 
-__all__ = ["EXPERIMENTS", "Experiment", "twin_streams", "width_of"]
+__all__ = ["EXPERIMENTS", "Experiment"]
 
 Measurement = dict[str, "float | np.ndarray"]
 Experiment = Callable[[np.random.Generator, int, Mapping[str, float]], Measurement]
@@ -46,11 +43,6 @@ def _law(p: Mapping[str, object]):
 
 def _attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> np.ndarray:
     return _law(p).markov(rng, T)
-
-
-def width_of(T: int, gamma: float) -> int:
-    """``d = round(T / gamma)`` (at least ``T``), the width for a token count and ratio."""
-    return max(T, int(round(T / gamma)))
 
 
 def softmax_kappa(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
@@ -86,7 +78,7 @@ def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measur
     :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum. Params that
     name a ``backend`` (:mod:`numerics.backends`) are sampled by :mod:`numerics.array_api`."""
     if "backend" in p:
-        from numerics import array_api
+        from gapverify.numerics import array_api
 
         return array_api.outliers(rng, T, p)
     A = _attention(rng, T, p)
@@ -123,7 +115,7 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     that name a ``backend`` are sampled by :mod:`numerics.array_api`.
     """
     if "backend" in p:
-        from numerics import array_api
+        from gapverify.numerics import array_api
 
         return array_api.width_stable_rank(rng, T, p)
     d = width_of(T, p["gamma"])
@@ -165,25 +157,13 @@ EXPERIMENTS: dict[str, Experiment] = {
 
 # --- through the layers (depth, gradients, key-query attention) --------------------------
 
-def twin_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
-    """Two generators with the same stream: standard and fixed networks on the same draws."""
-    child = rng.bit_generator.seed_seq.spawn(1)[0]
-    return np.random.default_rng(child), np.random.default_rng(child)
-
-
-def _network_config(T: int, p: Mapping[str, float], fixed: bool, **kw):
-    from numerics.networks import NetworkConfig
-
-    return NetworkConfig.from_gamma(T, p["gamma"], int(p["depth"]), fixed=fixed, s2=p["s2"],
-                                    mu=p["mu"], sigma_V=p["sigma_V"], **kw)
-
 
 def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Markov-surrogate network of depth ``L``, standard and fixed on the same draws:
     stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by
     :math:`T^{L-1}` with the fix); per-layer arrays kept for the depth figure.
     ``O(L (T d^2 + T^3))`` twice."""
-    from numerics.networks import forward
+    from gapverify.numerics.networks import forward
 
     a, b = twin_streams(rng)
     std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True), edge=True)
@@ -207,8 +187,8 @@ def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) ->
     :math:`\sigma_V^{2(L-1)} d^L \|A_L\cdots A_1\|_F^2` (``ratio_*``), and the raw norm
     scaled by :math:`T^L` (standard) or :math:`T` (fixed) for the growth exponents.
     ``O(L T^2 d + L d^3)`` per network."""
-    from numerics.gradients import value_gradient_sq_norms
-    from numerics.networks import forward
+    from gapverify.numerics.gradients import value_gradient_sq_norms
+    from gapverify.numerics.networks import forward
 
     L, sv = int(p["depth"]), p["sigma_V"]
     out: Measurement = {}
@@ -229,7 +209,7 @@ def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) ->
 def input_jacobian(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""One layer: :math:`\|\partial X_1/\partial X_0\|_2^2 = \|W_1\|_2^2\|A_1\|_2^2`,
     standard divided by ``d``, and fixed (:math:`A^\perp`). Two Lanczos runs."""
-    from numerics.gradients import input_jacobian_sq_norm
+    from gapverify.numerics.gradients import input_jacobian_sq_norm
 
     d = width_of(T, p["gamma"])
     A = _attention(rng, T, p)
@@ -282,7 +262,7 @@ def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     :math:`(\mathrm{sr}(X_1) - 1)(d + d_{qk})^2/4`. All draws share ``X0``. Cost
     ``O(T d^2)`` for ``X0`` and the merged head, ``O(T d d_{qk} + T^2 d_{qk})`` per separate
     draw, ``O(T^2 d)`` per Xavier draw."""
-    from numerics.networks import NetworkConfig, attention_logits, softmax_rows
+    from gapverify.numerics.networks import NetworkConfig, attention_logits, softmax_rows
 
     d, dqk = width_of(T, p["gamma"]), int(p["d_qk"])
     out: Measurement = {}
@@ -324,14 +304,12 @@ EXPERIMENTS.update({
     "kq.attention": kq_attention,
 })
 
-from numerics import causal as _c, heavy_tail as _h, variants as _v  # noqa: E402  (new families)
 EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})
 
 # --- real transformers and trainability (optional: torch, transformers) -------------------
 # numerics.hf_models and numerics.training import torch only inside their functions: the
 # registry (and this module) never import it. Where torch is missing the claims sample
 # "models.unavailable" instead (verification.registry.models).
-from numerics import hf_models as _hf, training as _tr  # noqa: E402
 EXPERIMENTS.update({f"models.{name}": _hf.model_experiment(name) for name in _hf.MODEL_NAMES})
 EXPERIMENTS.update({"training.fix": _tr.training_experiment,
                     "models.unavailable": _hf.unavailable_experiment})

@@ -39,7 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
-from numerics.statistics import top_singular_values
+from gapverify.numerics.statistics import top_singular_values
 
 __all__ = [
     "value_gradient_sq_norms",

@@ -29,8 +29,8 @@ from typing import Mapping
 
 import numpy as np
 
-from numerics.samplers import LogNormalEntries, remove_outlier
-from numerics.statistics import top_singular_values
+from gapverify.numerics.samplers import LogNormalEntries, remove_outlier
+from gapverify.numerics.statistics import top_singular_values
 
 __all__ = ["spike_edge", "heavy_tail_edge", "HEAVY_TAIL_EXPERIMENTS"]
 

@@ -61,8 +61,8 @@ from typing import Mapping
 
 import numpy as np
 
-from numerics.samplers import isometric_input
-from numerics.statistics import frobenius_sq, stable_ranks, top_singular_values
+from gapverify.numerics.samplers import isometric_input
+from gapverify.numerics.statistics import frobenius_sq, stable_ranks, top_singular_values
 
 __all__ = ["MODEL_NAMES", "INSTALL_HINT", "models_available", "build_model", "fixed_attention",
            "cesaro_matrix", "cesaro_singular_values", "token_ids", "isometric_embeddings",

@@ -47,16 +47,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from numerics.samplers import (
-    LogNormalEntries,
-    gaussian_matrix,
-    isometric_input,
-    remove_outlier,
-    softmax_rows,
+from gapverify.numerics.samplers import (
+    LogNormalEntries, gaussian_matrix, isometric_input, remove_outlier, softmax_rows,
 )
-from numerics.edge import edge_stable_ranks
-from numerics.statistics import frobenius_sq, stable_ranks
-from theory.parameters import PARAMETERS
+from gapverify.numerics.edge import edge_stable_ranks
+from gapverify.numerics.statistics import frobenius_sq, stable_ranks
+from gapverify.theory.parameters import PARAMETERS
 
 __all__ = [
     "ATTENTIONS",

@@ -177,7 +177,7 @@ def entry_law(spec: str | None = None, mu: float = -math.log(2.0) / 2,
     :class:`ExponentialEntries`, ``scipy:NAME(ARGS)`` -> :class:`ScipyEntries`. Only the
     syntax and the scipy parameters are checked here (no moments computed): cheap enough
     for every task."""
-    from theory.entry_laws import parse_syntax, scipy_frozen
+    from gapverify.theory.entry_laws import parse_syntax, scipy_frozen
 
     family, name, args, kwargs = parse_syntax(spec or "gaussian-logits")
     if family == "gaussian-logits":

@@ -31,8 +31,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from numerics.statistics import top_eigenvalues, top_singular_values
-from theory.elementwise import moments_float
+from gapverify.numerics.statistics import top_eigenvalues, top_singular_values
+from gapverify.theory.elementwise import moments_float
 
 __all__ = ["MAPS", "elementwise_attention", "elementwise_experiment", "ginibre_reference",
            "VARIANT_EXPERIMENTS"]
@@ -111,8 +111,8 @@ def normalization(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> d
     skip, skip + LayerNorm and upscaled skip (:func:`numerics.networks.forward`), standard
     and fixed on the same draws: :math:`\mathrm{sr}(\Sigma_L)` of each, and the fixed
     one over ``T``. ``O(L (T d^2 + T^3))`` per network, eight networks."""
-    from numerics.experiments import _network_config, twin_streams
-    from numerics.networks import forward
+    from gapverify.numerics.common import _network_config, twin_streams
+    from gapverify.numerics.networks import forward
 
     out: dict[str, float] = {}
     for key, residual, ln in (("LN", "none", True), ("skip", "skip", False),

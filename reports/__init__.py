@@ -18,10 +18,10 @@ import importlib
 # Re-exported lazily (PEP 562): every ``gapverify`` command imports ``reports.cli``, and
 # should not pay for matplotlib and jinja2 unless it draws or renders.
 _EXPORTS = {
-    "load_run": "reports.results", "verdict_word": "reports.results",
-    "escape": "reports.latex", "shorthand": "reports.latex",
-    "table_files": "reports.tables", "write_tables": "reports.tables",
-    "write_report": "reports.document", "compile_pdf": "reports.document",
+    "load_run": "gapverify.reports.results", "verdict_word": "gapverify.reports.results",
+    "escape": "gapverify.reports.latex", "shorthand": "gapverify.reports.latex",
+    "table_files": "gapverify.reports.tables", "write_tables": "gapverify.reports.tables",
+    "write_report": "gapverify.reports.document", "compile_pdf": "gapverify.reports.document",
 }
 __all__ = list(_EXPORTS)
 

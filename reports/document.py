@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from reports.figures import draw_all, save
-from reports.latex import PACKAGES, TeX, escape, prose, significant
-from reports.render import render
-from reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
+from gapverify.reports.figures import draw_all, save
+from gapverify.reports.latex import PACKAGES, TeX, escape, prose, significant
+from gapverify.reports.render import render
+from gapverify.reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 
 __all__ = ["ReportFiles", "write_report", "compile_pdf", "CompileError", "ENGINE",
            "LATEX_RUNS", "REQUIRED_PACKAGES", "LatexStatus", "latex_status", "BoxWarning",

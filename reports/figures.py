@@ -36,8 +36,8 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from reports.latex import TeX, escape, rate_fraction, shorthand
-from reports.results import load_measurements, split_case, verdict_word
+from gapverify.reports.latex import TeX, escape, rate_fraction, shorthand
+from gapverify.reports.results import load_measurements, split_case, verdict_word
 
 __all__ = ["Drawn", "singular_values_figure", "eigenvalues_figure", "stable_rank_figure",
            "error_rate_figures", "draw_all", "save", "STYLE"]
@@ -80,7 +80,7 @@ def _kappa(claim: Mapping[str, Any]) -> float:
     r""":math:`\kappa = \sqrt{e^{s^2} - 1}` at the claim's logit variance (theory.markov)."""
     import sympy as sp
 
-    from theory.markov import kappa_of
+    from gapverify.theory.markov import kappa_of
 
     return float(kappa_of(sp.Float(claim["parameters"]["s2"], 30)))
 
@@ -103,7 +103,7 @@ def _pooled(data: Mapping[int, Sequence[Mapping[str, Any]]], T: int, key: str) -
 
 def _quarter_circle_panel(ax, values: np.ndarray, kappa: float, T: int, n: int, title: str,
                           sample_label: str, ks_row, colour: str) -> None:
-    from theory.laws import quarter_circle
+    from gapverify.theory.laws import quarter_circle
 
     edge = 2 * kappa
     top = max(edge * 1.12, float(np.quantile(values, 0.999)) * 1.02)

@@ -14,9 +14,9 @@ r"""Real transformers and trainability: depth profiles, exponents in ``T``, loss
 ``loss_curves_figure``
     the loss curves of ``training.fix`` (every seed, standard and fixed).
 
-``python -m reports.model_figures depth [--T 512] [--depth 12] [--models bert,roberta,gpt2]
-[--out DIR]``, ``python -m reports.model_figures exponents R.json`` and
-``python -m reports.model_figures training [--profile quick] [--store PATH]`` (the seeds
+``python -m gapverify.reports.model_figures depth [--T 512] [--depth 12] [--models bert,roberta,gpt2]
+[--out DIR]``, ``python -m gapverify.reports.model_figures exponents R.json`` and
+``python -m gapverify.reports.model_figures training [--profile quick] [--store PATH]`` (the seeds
 tables of ``training.fix`` as the run stored them) print them.
 Figures use an Agg canvas (no pyplot), as :mod:`reports.figures`.
 """
@@ -32,7 +32,7 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from reports.figures import STYLE
+from gapverify.reports.figures import STYLE
 
 __all__ = ["depth_profiles", "layer_table", "depth_figure", "exponents", "exponents_table",
            "loss_curves_figure", "training_tables", "main"]
@@ -44,8 +44,9 @@ _STATS = ("s1", "sqrtT_s2", "frob", "sr_X", "sr_Sigma")
 def depth_profiles(T: int = 512, depth: int = 12, models: Sequence[str] = ("bert", "roberta", "gpt2"),
                    seed: int | None = None, initializer_range: float = 0.02) -> dict[str, dict]:
     """Per-layer statistics of each model on replicate 0 of the suite's stream."""
-    from numerics.hf_models import measure_model
-    from verification.runner import DEFAULT_SEED, stream, task_limits
+    from gapverify.numerics.hf_models import measure_model
+    from gapverify.verification.running.defaults import DEFAULT_SEED
+    from gapverify.verification.running.runner import stream, task_limits
 
     task_limits()
     root = DEFAULT_SEED if seed is None else seed
@@ -128,7 +129,7 @@ def _save(fig: Figure, stem: Path) -> tuple[Path, Path]:
 def exponents(run: Mapping[str, Any], claims: Sequence[str] | None = None) -> list[dict]:
     """For each recorded check of the ``models.*`` claims (or ``claims``) in a run's JSON:
     ``mean ~ C T^a`` fitted on the per-size means, ``a`` with a 95% interval."""
-    from verification.inference import power_law_fit
+    from gapverify.verification.judging.inference import power_law_fit
 
     out = []
     for claim in run["claims"]:
@@ -189,19 +190,20 @@ def loss_curves_figure(m: Mapping[str, Any], stem: str | Path | None = None) -> 
 
 
 def training_tables(argv=None) -> int:
-    """``python -m reports.model_figures training [--profile quick] [--seed ROOT] [--store PATH] [--out DIR]``:
+    """``python -m gapverify.reports.model_figures training [--profile quick] [--seed ROOT] [--store PATH] [--out DIR]``:
     the seeds table of every replicate of ``training.fix`` as ``gapverify run training.fix``
     stored it (what the store lacks is computed and stored, as the run would), printed,
     with the JSON and the loss-curve figure written to ``--out``."""
     import argparse
 
-    from numerics.training import seeds_json, seeds_table
-    from verification.registry import get_claim
-    from verification.runner import DEFAULT_SEED, SerialExecutor
-    from verification.store import Store
-    from verification.suite import sample
+    from gapverify.numerics.training import seeds_json, seeds_table
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.defaults import DEFAULT_SEED
+    from gapverify.verification.running.runner import SerialExecutor
+    from gapverify.verification.running.store import Store
+    from gapverify.verification.running.suite import sample
 
-    ap = argparse.ArgumentParser(prog="python -m reports.model_figures training")
+    ap = argparse.ArgumentParser(prog="python -m gapverify.reports.model_figures training")
     ap.add_argument("--profile", choices=("quick", "standard"), default="quick")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--store", default="reports/gapverify.sqlite")
@@ -241,7 +243,7 @@ def main(argv=None) -> int:
     if argv[:1] == ["training"]:
         return training_tables(argv[1:])
 
-    ap = argparse.ArgumentParser(prog="python -m reports.model_figures")
+    ap = argparse.ArgumentParser(prog="python -m gapverify.reports.model_figures")
     sub = ap.add_subparsers(dest="what", required=True)
     d = sub.add_parser("depth", help="per-layer statistics of the three models at one T")
     d.add_argument("--T", type=int, default=512)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from reports.latex import TeX, escape
+from gapverify.reports.latex import TeX, escape
 
 __all__ = ["TEMPLATES", "environment", "render"]
 

@@ -28,6 +28,8 @@ __all__ = [
     "VERDICT_WORDS",
     "registry_claim",
     "split_case",
+    "CSV_COLUMNS",
+    "csv_rows",
 ]
 
 Run = dict[str, Any]
@@ -74,7 +76,7 @@ def _check_run(run: object, where: str) -> Run:
     outcome as ``verdict``. Both read the same."""
     if not isinstance(run, dict) or not isinstance(run.get("claims"), list):
         raise ResultsError(f"{where} is not a gapverify results file (no 'claims' list)")
-    from verification.output import normalise_claim
+    from gapverify.verification.running.output import normalise_claim
 
     run = dict(run)
     run["claims"] = [normalise_claim(c) if isinstance(c, dict) else c for c in run["claims"]]
@@ -111,7 +113,7 @@ def load_run(store: str | Path | None = None, results: str | Path | None = None,
         return _check_run(run, f"parameter '--from' ({path})")
     if store is None:
         raise ResultsError("give a results file with '--from' or a store with '--store'")
-    from verification.store import Store
+    from gapverify.verification.running.store import Store
 
     path = Path(store)
     if not path.is_file():
@@ -164,7 +166,7 @@ def load_measurements(store: str | Path | None, run: Mapping[str, Any], claim: M
         return None
     import sqlite3
 
-    from verification.store import Store, parameters_key
+    from gapverify.verification.running.store import Store, parameters_key
 
     try:
         st = Store(store)
@@ -196,6 +198,30 @@ def registry_claim(claim_id: str):
     """The :class:`~verification.claims.Claim` with this id from the registry, or ``None``
     for a claim the current registry does not hold (the report then shows the results
     file's own text)."""
-    from verification.registry import CLAIMS
+    from gapverify.verification.claims.registry import CLAIMS
 
     return CLAIMS.get(claim_id)
+
+
+#: Columns of ``gapverify runs --csv``: one row per run, claim, check (with its case) and size.
+CSV_COLUMNS = ("run_id", "claim", "status", "check", "case", "prediction", "kind", "T", "n",
+               "mean", "se", "error", "error_se", "predicted", "verdict", "outcome")
+
+
+def csv_rows(run: Mapping, run_id: int | None = None) -> list[dict]:
+    """The per-size rows of a run's results (see :data:`CSV_COLUMNS`)."""
+    run = load_run_data(run)
+    out = []
+    for claim in run["claims"]:
+        for check in claim["checks"]:
+            case = check.get("case") or {}
+            for row in check.get("rows") or []:
+                out.append({"run_id": run_id, "claim": claim["claim"], "status": check.get("status"),
+                            "check": check["label"],
+                            "case": ";".join(f"{k}={v}" for k, v in sorted(case.items())),
+                            "prediction": check.get("prediction"), "kind": check.get("kind"),
+                            **{k: row.get(k) for k in ("T", "n", "mean", "se", "error", "error_se")},
+                            "predicted": check.get("predicted"),
+                            "verdict": check.get("verdict_word", check["verdict"]),
+                            "outcome": check["verdict"]})
+    return out

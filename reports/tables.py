@@ -31,26 +31,13 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from reports.latex import (
-    DASH,
-    prose,
-    s_number,
-    table_format,
-    PACKAGES_COMMENT,
-    TeX,
-    escape,
-    interval,
-    math_or_text,
-    num,
-    num_shorthand,
-    rate_fraction,
-    rounded_like,
-    significant,
-    trim_zeros,
+from gapverify.reports.latex import (
+    DASH, prose, s_number, table_format, PACKAGES_COMMENT, TeX, escape, interval, math_or_text,
+    num, num_shorthand, rate_fraction, rounded_like, significant, trim_zeros,
 )
-from reports.render import render
-from reports.results import registry_claim, verdict_word
-from reports.results import split_case as _split_bracket_case
+from gapverify.reports.render import render
+from gapverify.reports.results import registry_claim, verdict_word
+from gapverify.reports.results import split_case as _split_bracket_case
 
 __all__ = ["claim_table", "summary_table", "checks_table", "check_notes", "table_files",
            "write_tables", "table_names", "split_case", "SUMMARY_NAME", "CHECKS_NAME",
@@ -276,7 +263,7 @@ def _power_text(check: Mapping[str, Any]) -> TeX:
 
 
 def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
-    from theory.parameters import PARAMETERS
+    from gapverify.theory.parameters import PARAMETERS
 
     parts = []
     for name in sorted(parameters):
@@ -606,7 +593,7 @@ def summary_table(run: Mapping[str, Any]) -> str:
 
 
 def _case_math(check: Mapping[str, Any], varying: Sequence[str]) -> TeX:
-    from theory.parameters import PARAMETERS
+    from gapverify.theory.parameters import PARAMETERS
 
     case = check.get("case") or {}
     parts = []
@@ -637,7 +624,7 @@ def _model(check: Mapping[str, Any]) -> TeX:
     if check["kind"] in ("exact", "matching") or check.get("power_class") == "exact":
         return TeX("exact")
     if check.get("models"):
-        from verification.verdict import family_label
+        from gapverify.verification.judging.verdict import family_label
 
         return TeX(family_label(check["models"], bool(check.get("corrected"))))
     rr = check.get("rate_range")

@@ -22,7 +22,7 @@ import time
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
-from numerics.edge import goe_tracy_widom_mean
+from gapverify.numerics.edge import goe_tracy_widom_mean
 
 
 def airy_points(rng: np.random.Generator, n: int, k: int) -> np.ndarray:

@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from numerics.causal import cesaro_top_singular_value
-from verification.inference import family_limit, two_sided_quantile
-from verification.registry.causal import _SECTION_MODELS
+from gapverify.numerics.causal import cesaro_top_singular_value
+from gapverify.verification.judging.inference import family_limit, two_sided_quantile
+from gapverify.verification.claims.registry.causal import _SECTION_MODELS
 
 
 def main() -> None:

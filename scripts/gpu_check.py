@@ -85,7 +85,7 @@ def _environment(device: str) -> dict:
 
 def _run_claim(claim: str, a, store: Path, seconds_left: float) -> dict:
     out = Path(a.out) / f"{claim}.json"
-    cmd = [sys.executable, "-m", "verification", "run", claim, "--profile", "gpu",
+    cmd = [sys.executable, "-m", "gapverify", "run", claim, "--profile", "gpu",
            "--backend", "torch", "--device", a.device, "--dtype", a.dtype, "--store", str(store),
            "--json", str(out), "--workers", "1", "--no-replay"]
     if a.sizes:
@@ -120,9 +120,9 @@ def _times(store: Path, experiment: str) -> dict[int, list[float]]:
 
 def _numpy_seconds(experiment: str, T: int) -> float:
     """One replicate of the numpy path at T, first case of the gpu profile, one BLAS thread."""
-    from numerics.experiments import EXPERIMENTS
-    from verification.registry import get_claim
-    from verification.runner import stream, task_limits
+    from gapverify.numerics.experiments import EXPERIMENTS
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.runner import stream, task_limits
 
     task_limits()
     case = get_claim(experiment).cases_for("gpu")[0]

@@ -49,7 +49,7 @@ from typing import Mapping
 import mpmath
 import sympy as sp
 
-from theory.parameters import PARAMETERS
+from gapverify.theory.parameters import PARAMETERS
 
 __all__ = ["MAPS", "CLOSED_FORM", "DIGITS", "gaussian_moments", "moments_float",
            "elementwise_predictions", "sigmoid_moments_mp"]

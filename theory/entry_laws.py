@@ -50,7 +50,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.parameters import ParameterError
+from gapverify.theory.parameters import ParameterError
 
 __all__ = ["EntryLaw", "EntryLawError", "parse_entry_law", "parse_syntax", "scipy_frozen",
            "DEFAULT_ENTRIES", "NAMED_LAWS", "SYMPY_LAWS", "ALLOWED_TEXT", "HYPOTHESES"]
@@ -431,8 +431,8 @@ def parse_entry_law(text: str | None) -> EntryLaw:
                             "(theory.softmax)", lognormal=True,
                             fourth_moment_note="log-normal: every moment is finite",
                             density_note="log-normal: bounded density")
-        from theory.markov import kappa_of
-        from theory.parameters import exact
+        from gapverify.theory.markov import kappa_of
+        from gapverify.theory.parameters import exact
 
         s2 = args[0]
         return EntryLaw(spec=f"gaussian-logits({_fmt(s2)})", family=family, s2=s2,

@@ -41,7 +41,7 @@ import numpy as np
 import sympy as sp
 from scipy import integrate as _integrate
 
-from theory.s_transform import _to_mpf, z
+from gapverify.theory.s_transform import _to_mpf, z
 
 __all__: list[str] = []
 

@@ -90,9 +90,9 @@ from typing import Any
 
 import sympy as sp
 
-from theory.free_density import _DensityQuadrature
-from theory.free_support import _SupportEdges
-from theory.s_transform import G, _MomentSeries, _num_den, psi, u, x, z
+from gapverify.theory.free_density import _DensityQuadrature
+from gapverify.theory.free_support import _SupportEdges
+from gapverify.theory.s_transform import G, _MomentSeries, _num_den, psi, u, x, z
 
 __all__ = [
     "z",

@@ -43,7 +43,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from theory.s_transform import _is_exact, _num_den, _to_mpf, z
+from gapverify.theory.s_transform import _is_exact, _num_den, _to_mpf, z
 
 __all__: list[str] = []
 

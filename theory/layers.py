@@ -33,12 +33,8 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from theory.free_probability import (
-    FreeLaw,
-    compress,
-    free_power,
-    fuss_catalan,
-    marchenko_pastur,
+from gapverify.theory.free_probability import (
+    FreeLaw, compress, free_power, fuss_catalan, marchenko_pastur,
 )
 
 __all__ = [

@@ -26,8 +26,8 @@ from functools import cache
 
 import sympy as sp
 
-from theory.laws import KAPPA, disc_modulus_law, quarter_circle_law
-from theory.softmax import kappa_squared, kappa_squared_at
+from gapverify.theory.laws import KAPPA, disc_modulus_law, quarter_circle_law
+from gapverify.theory.softmax import kappa_squared, kappa_squared_at
 
 __all__ = [
     "kappa_of",

@@ -24,7 +24,7 @@ import sympy as sp
 from sympy.codegen.cfunctions import expm1
 from sympy.stats import E, Normal
 
-from theory.parameters import PARAMETERS, exact
+from gapverify.theory.parameters import PARAMETERS, exact
 
 __all__ = ["entry_moments", "kappa_squared", "kappa_squared_at", "kappa"]
 

@@ -1,10 +1,16 @@
-"""Verification: the claim registry, the verifier (theory against numerics), the CLI and
-the Python API (:mod:`verification.api`: ``verify``, ``predict``, ``statement``,
-``describe``)."""
-from verification.claims import Check, Claim, Prediction, Profile
-from verification.registry import CLAIMS, get_claim
-from verification.verdict import Variant, judge_claim
-from verification.api import describe, predict, statement, verify
+"""Verification: theory against numerics, in layers that import only downwards.
 
-__all__ = ["CLAIMS", "get_claim", "Claim", "Check", "Prediction", "Profile", "Variant",
-           "judge_claim", "verify", "predict", "statement", "describe"]
+* :mod:`~gapverify.verification.claims` -- the claim model (:mod:`.claims.model`), the
+  input checks shared by the API and the command line (:mod:`.claims.inputs`) and the
+  registry of claims by family (:mod:`.claims.registry`);
+* :mod:`~gapverify.verification.judging` -- inference, checks judged on per-size means,
+  a claim's verdict, power, exit codes;
+* :mod:`~gapverify.verification.running` -- the suite, the task runner, executors, the
+  SQLite store, provenance;
+* :mod:`~gapverify.verification.tools` -- audit, calibrate, snapshot, the generated theory
+  document, the paper's depth figure and the normalization figure;
+* :mod:`~gapverify.verification.api` -- the Python API (``gapverify.verify`` and friends);
+* :mod:`~gapverify.verification.cli` -- the command line, on top: nothing imports it.
+
+Kept import-free (the command line's start-up does not pay for sympy or scipy).
+"""

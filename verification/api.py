@@ -32,13 +32,13 @@ __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", 
 
 
 def _claim(claim_id: str):
-    from verification.registry import get_claim
+    from gapverify.verification.claims.registry import get_claim
 
     return get_claim(claim_id)
 
 
 def _values(claim, params: Mapping[str, object]) -> dict:
-    from verification.cli import claim_parameters
+    from gapverify.verification.claims.inputs import claim_parameters
 
     return claim_parameters(claim, params)  # ValueError, as the command line's exit 2
 
@@ -62,8 +62,8 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     ``.rhs.evalf()``; ``{eq.lhs: eq.rhs for eq in statement(...)}`` maps each limit to
     its value.
     """
-    from theory.parameters import PARAMETERS
-    from verification.claims import T_SYMBOL
+    from gapverify.theory.parameters import PARAMETERS
+    from gapverify.verification.claims.model import T_SYMBOL
 
     c = _claim(claim)
     values = _values(c, params)
@@ -91,7 +91,7 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
 def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
     (:func:`verification.claimdocs.describe_claim`)."""
-    from verification.claimdocs import describe_claim
+    from gapverify.verification.tools.claimdocs import describe_claim
 
     return describe_claim(claim, profile)
 
@@ -181,7 +181,7 @@ class Run:
     def rows(self) -> list[dict[str, Any]]:
         """One row per claim, check (and case) and size: the columns of ``gapverify runs
         --csv``."""
-        from verification.cli import csv_rows
+        from gapverify.reports.results import csv_rows
 
         return csv_rows(self.results, self.run_id)
 
@@ -193,7 +193,7 @@ class Run:
             raise ImportError("Run.to_dataframe() needs pandas, which is not installed: "
                               "pip install pandas (Run.to_dict() and Run.rows() need no "
                               "pandas)") from exc
-        from verification.cli import CSV_COLUMNS
+        from gapverify.reports.results import CSV_COLUMNS
 
         return pd.DataFrame(self.rows(), columns=list(CSV_COLUMNS))
 
@@ -231,16 +231,20 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     ``width.stable_rank`` only, and the ``gpu`` profile with torch or cupy). Raises
     ``ValueError`` for bad input.
     """
-    from verification.cli import (EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED, _int_in, check_finite,
-                                  check_overrides, check_sizes, parse_sizes)
-    from verification.registry import default_claim_ids, get_claim
-    from verification.runner import DEFAULT_SEED
-    from verification.store import Store
-    from verification.suite import RunOptions, results_json, verify as run_suite
-    from verification.verdict import DEFAULT_LEVEL
-    from theory.parameters import PARAMETERS, validate_parameters
+    from gapverify.verification.judging.outcomes import EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED
+    from gapverify.verification.claims.inputs import (
+        _int_in, check_finite, check_overrides, check_sizes, parse_sizes,
+    )
+    from gapverify.verification.claims.registry import default_claim_ids, get_claim
+    from gapverify.verification.running.defaults import DEFAULT_SEED
+    from gapverify.verification.running.store import Store
+    from gapverify.verification.running.suite import (
+        RunOptions, results_json, verify as run_suite,
+    )
+    from gapverify.verification.judging.verdict import DEFAULT_LEVEL
+    from gapverify.theory.parameters import PARAMETERS, validate_parameters
 
-    from verification.cli import backend_claims
+    from gapverify.verification.running.sampling_inputs import backend_claims
 
     ids = list(default_claim_ids()) if claims is None else [claims] if isinstance(claims, str) else list(claims)
     for c in ids:
@@ -273,14 +277,14 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     try:
         results = run_suite(opts, st)
         payload = results_json(results, opts)
-        payload["command"] = "verification.verify(" + ", ".join(
+        payload["command"] = "gapverify.verify(" + ", ".join(
             [repr(ids), f"profile={profile!r}", f"seed={seed}"]
             + ([f"sizes={list(sizes)}"] if sizes else [])
             + ([f"params={dict(overrides)}"] if overrides else [])) + ")"
         run_id = st.add_run(payload["command"], payload) if path != ":memory:" else 0
     finally:
         st.close()
-    from verification.suite import json_safe
+    from gapverify.verification.running.suite import json_safe
 
     payload = json_safe(payload)
     if run_id:

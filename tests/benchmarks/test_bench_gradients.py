@@ -23,8 +23,8 @@ import time
 import numpy as np
 import pytest
 
-from numerics.gradients import explicit_value_jacobian, value_gradient_sq_norms
-from numerics.samplers import LogNormalEntries, isometric_input
+from gapverify.numerics.gradients import explicit_value_jacobian, value_gradient_sq_norms
+from gapverify.numerics.samplers import LogNormalEntries, isometric_input
 
 T, D, L = 24, 32, 2
 ROUNDS = 30

@@ -13,15 +13,11 @@ last test prints the ratios. Sampling is kept out of the timed region with
 import numpy as np
 import pytest
 
-from numerics.samplers import LogNormalEntries, remove_outlier, set_sampling_threads
-from numerics.statistics import (
-    frobenius_sq,
-    singular_values,
-    stable_rank,
-    top_eigenvalues,
-    top_singular_values,
+from gapverify.numerics.samplers import LogNormalEntries, remove_outlier, set_sampling_threads
+from gapverify.numerics.statistics import (
+    frobenius_sq, singular_values, stable_rank, top_eigenvalues, top_singular_values,
 )
-from verification.runner import available_cores, task_limits
+from gapverify.verification.running.runner import available_cores, task_limits
 
 LAW = LogNormalEntries()
 CORES = available_cores()

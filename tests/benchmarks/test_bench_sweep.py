@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from verification.executors import make_engine
-from verification.runner import available_cores
-from verification.store import Store
-from verification.suite import RunOptions, plan_run, sample_all
+from gapverify.verification.running.executors import make_engine
+from gapverify.verification.running.runner import available_cores
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, plan_run, sample_all
 
 CLAIMS = ["markov.outliers", "width.stable_rank"]
 

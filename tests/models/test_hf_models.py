@@ -8,8 +8,8 @@ torch = pytest.importorskip("torch", reason="torch not installed (pip install ga
 pytest.importorskip("transformers", reason="transformers not installed (pip install gapverify[models])")
 torch.set_num_threads(1)
 
-from numerics import hf_models as hf  # noqa: E402
-from numerics.experiments import EXPERIMENTS  # noqa: E402
+from gapverify.numerics import hf_models as hf
+from gapverify.numerics.experiments import EXPERIMENTS
 
 T = 48
 
@@ -112,8 +112,8 @@ def test_too_long_a_sequence_is_a_parameter_error():
 def test_run_reports_recorded_statistics_and_exponents(tmp_path):
     """``gapverify run models.gpt2`` offline: every check recorded, claim not assessed
     (never verified), and the exponents in T come out of the JSON."""
-    from reports.model_figures import exponents
-    from verification.cli import main
+    from gapverify.reports.model_figures import exponents
+    from gapverify.verification.cli import main
 
     out = tmp_path / "r.json"
     code = main(["run", "models.gpt2", "--sizes", "16,24,32", "--replicates", "2", "--set", "depth=1",

@@ -1,7 +1,7 @@
 """reports/model_figures.py on synthetic profiles (no torch needed)."""
 import numpy as np
 
-from reports.model_figures import _save, depth_figure, exponents, layer_table
+from gapverify.reports.model_figures import _save, depth_figure, exponents, layer_table
 
 
 def _profile(L=3, T=16):

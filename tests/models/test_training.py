@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from numerics.training import TrainingConfig, fisher_test, seeds_json, seeds_table
+from gapverify.numerics.training import TrainingConfig, fisher_test, seeds_json, seeds_table
 
 
 def test_fisher_test_matches_the_hypergeometric_tail():
@@ -17,7 +17,7 @@ def test_fisher_test_matches_the_hypergeometric_tail():
 
 def test_small_training_run_gives_a_table_and_a_test():
     pytest.importorskip("torch", reason="torch not installed (pip install gapverify[models])")
-    from numerics.training import training_experiment
+    from gapverify.numerics.training import training_experiment
 
     cfg = TrainingConfig(d=8, steps=10, batch=4, seeds=3, budget=5, record_every=5)
     m = training_experiment(np.random.default_rng(0), 8, {"depth": 2}, cfg)
@@ -35,7 +35,7 @@ def test_small_training_run_gives_a_table_and_a_test():
 
 
 def test_loss_curve_figure(tmp_path):
-    from reports.model_figures import loss_curves_figure
+    from gapverify.reports.model_figures import loss_curves_figure
 
     curves = np.array([[2.0, 1.0, 0.1], [2.0, 1.5, 0.5]])
     m = {"config": np.array([8, 8, 2, 10, 4, 1e-2, 2, 0.1, 5, 5]), "curves_std": curves,

@@ -5,20 +5,22 @@ import math
 import numpy as np
 import pytest
 
-from numerics import experiments
-from numerics.backends import Backend, BackendUnavailable, check_backend, sampling_keys
-from numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
-from numerics.samplers import gaussian_matrix, remove_outlier
-from numerics.statistics import (
-    frobenius_sq, moment_ratio, stable_rank, stable_ranks, top_eigenvalues as np_top_eigenvalues,
-    top_singular_values as np_top_singular_values,
+from gapverify.numerics import experiments
+from gapverify.numerics.backends import (
+    Backend, BackendUnavailable, check_backend, sampling_keys,
 )
-from verification.runner import params_key, stream, task_limits
-from verification.store import parameters_key
+from gapverify.numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
+from gapverify.numerics.samplers import gaussian_matrix, remove_outlier
+from gapverify.numerics.statistics import (
+    frobenius_sq, moment_ratio, stable_rank, stable_ranks,
+    top_eigenvalues as np_top_eigenvalues, top_singular_values as np_top_singular_values,
+)
+from gapverify.verification.running.runner import params_key, stream, task_limits
+from gapverify.verification.running.store import parameters_key
 
 pytest.importorskip("array_api_compat", reason="array-api-compat not installed (pip install "
                                                "gapverify[gpu] or the test extra)")
-from numerics import array_api  # noqa: E402
+from gapverify.numerics import array_api
 
 OUT = {"s2": 0.25, "mu": -0.125}
 WIDTH = {"s2": 0.5, "mu": -0.25, "gamma": 0.5, "sigma_V": 1.0}
@@ -168,7 +170,7 @@ def test_float32_scales_the_exact_tolerance_of_lambda1():
     """lambda1 in float32 is 1 only to float32 round-off: its exact check's tolerance is
     scaled by float32's eps (1e-5 + T eps_32), never the double-precision 1e-10 + T eps."""
     _torch()
-    from verification.registry._common import EPS, _lanczos_tolerance
+    from gapverify.verification.claims.registry._common import EPS, _lanczos_tolerance
 
     T = 256
     m = experiments.outliers(stream("markov.outliers", T, 0, 1), T,

@@ -3,8 +3,8 @@ on twin streams; the causal fix keeps the decoder mask and does not keep rank.""
 import numpy as np
 import pytest
 
-from numerics.causal import causal_depth
-from numerics.networks import NetworkConfig, forward
+from gapverify.numerics.causal import causal_depth
+from gapverify.numerics.networks import NetworkConfig, forward
 
 
 def test_causal_depth_measures_both_networks_on_the_same_draws():

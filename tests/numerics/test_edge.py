@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import linalg
 
-from numerics.edge import (
-    AIRY1_MEANS, AIRY1_MEANS_SE, EDGE_K, edge_stable_ranks, edge_weights,
-    goe_tracy_widom_mean, tracy_widom_edge,
+from gapverify.numerics.edge import (
+    AIRY1_MEANS, AIRY1_MEANS_SE, EDGE_K, edge_stable_ranks, edge_weights, goe_tracy_widom_mean,
+    tracy_widom_edge,
 )
-from numerics.statistics import stable_ranks
+from gapverify.numerics.statistics import stable_ranks
 
 #: E TW_1 (GOE), Bornemann (2010), Table 6: 16 digits from the Fredholm determinant
 GOE_TW_MEAN = -1.2065335745820

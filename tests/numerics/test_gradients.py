@@ -20,14 +20,12 @@ import math
 import numpy as np
 import pytest
 
-from numerics.gradients import (
-    explicit_input_jacobian,
-    explicit_value_jacobian,
-    input_jacobian_sq_norm,
+from gapverify.numerics.gradients import (
+    explicit_input_jacobian, explicit_value_jacobian, input_jacobian_sq_norm,
     value_gradient_sq_norms,
 )
-from numerics.networks import NetworkConfig, forward
-from numerics.samplers import LogNormalEntries, isometric_input, remove_outlier
+from gapverify.numerics.networks import NetworkConfig, forward
+from gapverify.numerics.samplers import LogNormalEntries, isometric_input, remove_outlier
 
 Z = 4.0
 LAW = LogNormalEntries()  # mu = -log2/2, s2 = log 2 (kappa = 1)

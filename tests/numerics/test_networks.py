@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from numerics.networks import NetworkConfig, first_layer_logits, forward, logit_moments
-from numerics.samplers import isometric_input
+from gapverify.numerics.networks import (
+    NetworkConfig, first_layer_logits, forward, logit_moments,
+)
+from gapverify.numerics.samplers import isometric_input
 
 LOG2 = math.log(2.0)
 Z = 4.0  # standard errors allowed; two-sided false-alarm 6.3e-5 per check
@@ -169,7 +171,7 @@ def test_separate_logits_kurtosis(d_qk):
 def test_logit_draw_moments_match_their_definitions():
     """``numerics.experiments.logit_draw_moments``: the O(T^2) sums over all pairs of
     entries sharing a row or a column equal the brute-force correlation over those pairs."""
-    from numerics.experiments import logit_draw_moments
+    from gapverify.numerics.experiments import logit_draw_moments
 
     M = np.random.default_rng(30).standard_normal((7, 7)) ** 3  # skewed, heavy-tailed
     x2 = (M - M.mean()) ** 2

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from numerics.experiments import twin_streams
-from numerics.networks import NetworkConfig, forward, layer_norm
+from gapverify.numerics.common import twin_streams
+from gapverify.numerics.networks import NetworkConfig, forward, layer_norm
 
 
 def test_layer_norm_rows_have_zero_mean_and_unit_variance():
@@ -52,7 +52,7 @@ def test_skip_connections_keep_rank_for_the_fix_and_collapse_without():
 
 
 def test_normalization_command_rejects_a_bad_attention(capsys):
-    from verification.cli import main
+    from gapverify.verification.cli import main
 
     assert main(["normalization-figure", "--attention", "gpt", "--T", "16"]) == 2
     assert "markov, xavier" in capsys.readouterr().err

@@ -3,12 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from numerics.samplers import (
-    ExponentialEntries,
-    LogNormalEntries,
-    ScipyEntries,
-    isometric_input,
-    remove_outlier,
+from gapverify.numerics.samplers import (
+    ExponentialEntries, LogNormalEntries, ScipyEntries, isometric_input, remove_outlier,
     softmax_rows,
 )
 

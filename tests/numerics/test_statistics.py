@@ -2,14 +2,9 @@
 import numpy as np
 import pytest
 
-from numerics.samplers import LogNormalEntries, remove_outlier
-from numerics.statistics import (
-    LANCZOS_TOL,
-    gram_stable_rank,
-    moment_ratio,
-    stable_rank,
-    stable_ranks,
-    top_eigenvalues,
+from gapverify.numerics.samplers import LogNormalEntries, remove_outlier
+from gapverify.numerics.statistics import (
+    LANCZOS_TOL, gram_stable_rank, moment_ratio, stable_rank, stable_ranks, top_eigenvalues,
     top_singular_values,
 )
 

@@ -4,12 +4,14 @@ import math
 import numpy as np
 import pytest
 
-from numerics.causal import (
+from gapverify.numerics.causal import (
     causal_cesaro, causal_softmax, cesaro_dense, cesaro_operator, cesaro_top_singular_value,
 )
-from numerics.experiments import EXPERIMENTS
-from numerics.variants import MAPS, bulk_rank_of_lambda2, elementwise_attention, ginibre_reference
-from theory.elementwise import moments_float
+from gapverify.numerics.experiments import EXPERIMENTS
+from gapverify.numerics.variants import (
+    MAPS, bulk_rank_of_lambda2, elementwise_attention, ginibre_reference,
+)
+from gapverify.theory.elementwise import moments_float
 
 
 def test_experiments_are_registered():
@@ -101,7 +103,7 @@ def test_causal_experiment_identities():
 
 
 def test_spike_edge_is_continuous_at_the_transition_and_dominated_by_the_spike():
-    from numerics.heavy_tail import spike_edge
+    from gapverify.numerics.heavy_tail import spike_edge
 
     assert spike_edge(1.0, 1.0) == 2.0 and spike_edge(1.0, 1.0 + 1e-12) == pytest.approx(2.0)
     assert spike_edge(2.0, 1.0) == 4.0  # below the bulk: the edge 2 kappa
@@ -109,7 +111,7 @@ def test_spike_edge_is_continuous_at_the_transition_and_dominated_by_the_spike()
 
 
 def test_heavy_tail_edge_measures_consistent_quantities():
-    from numerics.heavy_tail import heavy_tail_edge
+    from gapverify.numerics.heavy_tail import heavy_tail_edge
 
     m = heavy_tail_edge(np.random.default_rng(4), 256, {"mu": 0.0, "s2": 2.0})
     kappa = math.sqrt(math.expm1(2.0))

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from reports.results import load_run
-from verification.store import Store
-from verification.suite import RunOptions, results_json, verify
+from gapverify.reports.results import load_run
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, results_json, verify
 
 
 @pytest.fixture(scope="session")

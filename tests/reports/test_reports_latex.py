@@ -8,21 +8,11 @@ import re
 import numpy as np
 import pytest
 
-from reports.latex import (
-    PACKAGES,
-    PACKAGES_COMMENT,
-    TeX,
-    escape,
-    interval,
-    math_or_text,
-    num_shorthand,
-    rate_fraction,
-    rounded_like,
-    shorthand,
-    significant,
-    trim_zeros,
+from gapverify.reports.latex import (
+    PACKAGES, PACKAGES_COMMENT, TeX, escape, interval, math_or_text, num_shorthand,
+    rate_fraction, rounded_like, shorthand, significant, trim_zeros,
 )
-from reports.results import VERDICT_WORDS, split_case, verdict_word
+from gapverify.reports.results import VERDICT_WORDS, split_case, verdict_word
 
 LATEX_SPECIALS = "_%&#$~^\\{}"
 
@@ -151,8 +141,8 @@ def test_a_number_in_exponent_form_does_not_widen_its_column():
     # a correlation measured at 1e-5 (kq merged_sq_corr): set by siunitx, not aligned, so
     # the S column's table-format keeps no exponent field (it had pushed the per-check
     # table 44-61 pt past the page)
-    from reports.latex import table_format
-    from reports.tables import _unaligned_if_exponent
+    from gapverify.reports.latex import table_format
+    from gapverify.reports.tables import _unaligned_if_exponent
 
     cells = [_unaligned_if_exponent(c) for c in ("-9.9(97)e-6", "0e-6", "1.002914(35)", "{---}")]
     assert cells[:2] == [r"{\num{-9.9(97)e-6}}", r"{\num{0e-6}}"]
@@ -161,7 +151,7 @@ def test_a_number_in_exponent_form_does_not_widen_its_column():
 
 
 def test_a_single_model_family_is_named_by_its_formula():
-    from verification.verdict import family_label
+    from gapverify.verification.judging.verdict import family_label
 
     assert family_label(["L"], False) == "unbiased"
     assert family_label(["L + c/T"], False) == "L + c/T"

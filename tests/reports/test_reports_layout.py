@@ -16,23 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from reports import document
-from reports.latex import PACKAGES, _ALLOWED_MACROS, math_or_text, prose, s_number, table_format
-from reports.tables import (
-    CHECKS_NAME,
-    NOTES_NAME,
-    SUMMARY_NAME,
-    _check_notes,
-    check_notes,
-    checks_table,
-    split_case,
-    summary_table,
-    table_files,
-    write_tables,
+from gapverify.reports import document
+from gapverify.reports.latex import (
+    PACKAGES, _ALLOWED_MACROS, math_or_text, prose, s_number, table_format,
 )
-from verification.registry import CLAIMS
+from gapverify.reports.tables import (
+    CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, _check_notes, check_notes, checks_table, split_case,
+    summary_table, table_files, write_tables,
+)
+from gapverify.verification.claims.registry import CLAIMS
 
-from reports.cli import COMMANDS, register
+from gapverify.verification.cli.reports import COMMANDS, register
 
 
 def main(argv: list[str]) -> int:

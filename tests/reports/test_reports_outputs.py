@@ -21,14 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from reports import document
-from reports.cli import COMMANDS, register
-from reports.figures import draw_all, save
-from reports.latex import PACKAGES, PACKAGES_COMMENT
-from reports.results import ResultsError, load_run
-from reports.tables import CHECKS_NAME, SUMMARY_NAME, summary_table, table_files, write_tables
-from verification.store import Store
-from verification.suite import RunOptions, results_json, verify
+from gapverify.reports import document
+from gapverify.verification.cli.reports import COMMANDS, register
+from gapverify.reports.figures import draw_all, save
+from gapverify.reports.latex import PACKAGES, PACKAGES_COMMENT
+from gapverify.reports.results import ResultsError, load_run
+from gapverify.reports.tables import (
+    CHECKS_NAME, SUMMARY_NAME, summary_table, table_files, write_tables,
+)
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, results_json, verify
 
 LATEX = document.latex_status()
 PDFLATEX = LATEX.engine if LATEX.usable else None
@@ -156,10 +158,10 @@ def test_figures_come_from_the_stored_spectra(tiny, tmp_path):
 
 # ----------------------------------------------------------------------------- command line
 def test_gapverify_picks_up_the_commands(tiny, tmp_path):
-    """The real entry point, in a fresh process: `python -m verification tables`."""
+    """The real entry point, in a fresh process: `python -m gapverify tables`."""
     assert set(COMMANDS) == {"tables", "report"}
     out = tmp_path / "t"
-    proc = subprocess.run([sys.executable, "-m", "verification", "tables", "--from",
+    proc = subprocess.run([sys.executable, "-m", "gapverify", "tables", "--from",
                            str(tiny[0]), "--out", str(out)], capture_output=True, text=True,
                           timeout=120, cwd=str(tmp_path),
                           env={**os.environ, "PYTHONPATH": str(REPO)})

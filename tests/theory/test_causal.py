@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from numerics.causal import causal_softmax, cesaro_dense, cesaro_top_singular_value
-from theory.causal import (
+from gapverify.numerics.causal import causal_softmax, cesaro_dense, cesaro_top_singular_value
+from gapverify.theory.causal import (
     _T, cesaro_frobenius_sq, cesaro_matrix, cesaro_section_factor, cesaro_symbol,
-    dirichlet_noise_frobenius,
-    expected_noise_frobenius, hardy_constant, harmonic,
+    dirichlet_noise_frobenius, expected_noise_frobenius, hardy_constant, harmonic,
 )
 
 
@@ -108,8 +107,8 @@ def test_the_section_model_family_brackets_hardys_constant_and_rejects_three_per
     """The three finite-size models of causal.cesaro's s1_mean check, fitted to s_1(C_T)
     alone (deterministic: no sampling error), on the quick profile's sizes and on sizes
     up to 2^20: the union of their intervals holds 2 and excludes 2 (1 +- 3%)."""
-    from verification.inference import family_limit, two_sided_quantile
-    from verification.registry.causal import _SECTION_MODELS
+    from gapverify.verification.judging.inference import family_limit, two_sided_quantile
+    from gapverify.verification.claims.registry.causal import _SECTION_MODELS
 
     q = two_sided_quantile(0.01, 10)
     for sizes in ((64, 91, 128, 181, 256, 362, 512), tuple(2 ** k for k in range(10, 21))):

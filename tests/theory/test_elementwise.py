@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.elementwise import (
-    DIGITS, MU, S2, elementwise_predictions, gaussian_moments, moments_float, sigmoid_moments_mp,
+from gapverify.theory.elementwise import (
+    DIGITS, MU, S2, elementwise_predictions, gaussian_moments, moments_float,
+    sigmoid_moments_mp,
 )
 
 _POINTS = [(0, 1), (sp.Rational(1, 2), sp.Rational(1, 2)), (-1, 2), (sp.Rational(3, 10), sp.log(2))]

@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 from scipy import stats
 
-from theory.entry_laws import EntryLawError, parse_entry_law, parse_syntax
+from gapverify.theory.entry_laws import EntryLawError, parse_entry_law, parse_syntax
 
 
 @pytest.mark.parametrize("spec, kappa2", [
@@ -126,7 +126,9 @@ def test_unknown_names_list_the_named_laws_and_the_scipy_syntax():
 
 
 def test_sampler_factory_draws_the_law():
-    from numerics.samplers import ExponentialEntries, LogNormalEntries, ScipyEntries, entry_law
+    from gapverify.numerics.samplers import (
+        ExponentialEntries, LogNormalEntries, ScipyEntries, entry_law,
+    )
 
     assert isinstance(entry_law(None, 0.0, 0.5), LogNormalEntries)
     assert entry_law("gaussian-logits(0.25)", 0.0, 0.5) == LogNormalEntries(mu=0.0, s2=0.25)

@@ -20,18 +20,8 @@ except ImportError:  # pragma: no cover
     def threadpool_limits(*_args, **_kwargs):
         return contextlib.nullcontext()
 
-from theory.free_probability import (
-    G,
-    FreeLaw,
-    compress,
-    expand,
-    free_power,
-    fuss_catalan,
-    marchenko_pastur,
-    psi,
-    u,
-    x,
-    z,
+from gapverify.theory.free_probability import (
+    G, FreeLaw, compress, expand, free_power, fuss_catalan, marchenko_pastur, psi, u, x, z,
 )
 
 c_sym = sp.Symbol("c", positive=True)

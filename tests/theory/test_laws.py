@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 from scipy import integrate
 
-from theory.laws import KAPPA, disc_modulus_law, quarter_circle, quarter_circle_law, x
+from gapverify.theory.laws import KAPPA, disc_modulus_law, quarter_circle, quarter_circle_law, x
 
 
 def test_density_integrates_to_one():

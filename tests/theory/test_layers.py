@@ -14,24 +14,11 @@ except ImportError:  # pragma: no cover
     def threadpool_limits(*_args, **_kwargs):
         return contextlib.nullcontext()
 
-from theory.free_probability import fuss_catalan, marchenko_pastur, z
-from theory.layers import (
-    T_sym,
-    fixed_attention_law,
-    frob_A,
-    frob_Aperp_scaled,
-    gamma_sym,
-    input_jacobian_sq_norm,
-    kappa2_sym,
-    second_moment,
-    sr_Aperp_over_T,
-    sr_Sigma,
-    sr_Sigmaperp_over_T,
-    sr_X,
-    sr_Xperp_over_T,
-    value_gradient_expectation,
-    value_gradient_growth_exponent,
-    x_star,
+from gapverify.theory.free_probability import fuss_catalan, marchenko_pastur, z
+from gapverify.theory.layers import (
+    T_sym, fixed_attention_law, frob_A, frob_Aperp_scaled, gamma_sym, input_jacobian_sq_norm,
+    kappa2_sym, second_moment, sr_Aperp_over_T, sr_Sigma, sr_Sigmaperp_over_T, sr_X,
+    sr_Xperp_over_T, value_gradient_expectation, value_gradient_growth_exponent, x_star,
     x_star_depth1_formula,
 )
 

@@ -5,11 +5,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory.markov import (
-    fix_spectrum_identity,
-    outlier_predictions,
-    singular_law_predictions,
-    sr_Aperp_over_T,
+from gapverify.theory.markov import (
+    fix_spectrum_identity, outlier_predictions, singular_law_predictions, sr_Aperp_over_T,
     width_standard_predictions,
 )
 

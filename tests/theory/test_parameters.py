@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from theory.parameters import PARAMETERS, ParameterError, exact, validate_parameters
+from gapverify.theory.parameters import PARAMETERS, ParameterError, exact, validate_parameters
 
 
 @pytest.mark.parametrize("name,value,fragment", [
@@ -68,8 +68,8 @@ def test_s2_is_refused_where_kappa_overflows_a_double():
 def test_kappa_at_tiny_s2_does_not_cancel():
     """exp(s2) - 1 at s2 = 1e-300 cancels at sympy's default working precision (it gave
     kappa = 3.8e-65); kappa = sqrt(expm1(s2)) ~ sqrt(s2) = 1e-150."""
-    from theory.markov import kappa_of
-    from theory.softmax import kappa
+    from gapverify.theory.markov import kappa_of
+    from gapverify.theory.softmax import kappa
 
     for s2, expected in ((1e-300, 1e-150), (1e-20, 1e-10), (1e-8, math.sqrt(math.expm1(1e-8)))):
         assert float(sp.N(kappa(s2), 17)) == pytest.approx(expected, rel=1e-14)

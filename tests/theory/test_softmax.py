@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 from scipy import stats
 
-from theory.softmax import MU, S2, entry_moments, kappa, kappa_squared
+from gapverify.theory.softmax import MU, S2, entry_moments, kappa, kappa_squared
 
 
 def test_kappa_squared_is_exp_s2_minus_one_and_free_of_mu():

@@ -2,8 +2,8 @@
 stored once per test session and re-judged by every test (no resampling)."""
 import pytest
 
-from verification.store import Store
-from verification.suite import RunOptions, verify
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, verify
 
 #: Claims whose quick profile the tests sample (the cheap ones; together they cover the
 #: limit, law, exact, rate-range, model-family and parameter-dependent checks and every

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from verification import describe, predict, statement, verify
-from verification.api import Run
+from gapverify.verification.api import describe, predict, statement, verify
+from gapverify.verification.api import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = dict(sizes=[16, 23, 32], replicates=2, seed=1)
@@ -34,8 +34,8 @@ def test_readme_python_api_walkthrough_runs(capsys):
 def test_docs_claims_md_is_generated_from_the_registry():
     """docs/claims.md is what `gapverify docs` writes now: regenerate it with
     `gapverify docs --out docs/claims.md` when the registry changes."""
-    from verification.claimdocs import claims_markdown
-    from verification.registry import CLAIMS
+    from gapverify.verification.tools.claimdocs import claims_markdown
+    from gapverify.verification.claims.registry import CLAIMS
 
     committed = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
     fresh = claims_markdown()
@@ -51,7 +51,7 @@ def test_docs_claims_md_is_generated_from_the_registry():
 
 
 def test_predict_matches_the_command_line(capsys):
-    from verification.cli import main
+    from gapverify.verification.cli import main
 
     assert main(["predict", "width.stable_rank", "--set", "gamma=0.5", "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)["predictions"]

@@ -1,4 +1,4 @@
-"""tests for verification/audit.py: every prediction, made wrong on its own (limit +-e,
+"""tests for verification/tools/audit.py: every prediction, made wrong on its own (limit +-e,
 a wrong parameter, a faster rate), is rejected by the samples of the true one; the audit
 fails for predictions whose checks cannot detect a wrong value."""
 import dataclasses
@@ -7,13 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from verification import cli, registry
-from verification.audit import AuditOptions, audit, audit_claim, plan, probes, wrong_values
-from verification.claims import Check, Claim, Prediction, Profile
-from verification.inference import two_sided_quantile
-from verification.store import Store
-from verification.suite import RunOptions, verify
-from verification.verdict import power_class
+from gapverify.verification import cli
+from gapverify.verification.claims import registry
+from gapverify.verification.tools.audit import (
+    AuditOptions, audit, audit_claim, plan, probes, wrong_values,
+)
+from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
+from gapverify.verification.judging.inference import two_sided_quantile
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, verify
+from gapverify.verification.judging.verdict import power_class
 
 SIZES, REPS = (64, 128, 256, 512), 8
 SMALL = ["--sizes", ",".join(map(str, SIZES)), "--replicates", str(REPS), "--workers", "1",
@@ -21,14 +24,8 @@ SMALL = ["--sizes", ",".join(map(str, SIZES)), "--replicates", str(REPS), "--wor
 
 
 def main(argv):
-    """``gapverify`` in-process (``cli._load_extensions`` re-appends its hooks per call)."""
-    cli._EXTRA_COMMANDS.clear()
+    """``gapverify`` in-process."""
     return cli.main(argv)
-
-
-@pytest.fixture(autouse=True)
-def _own_extension_list(monkeypatch):
-    monkeypatch.setattr(cli, "_EXTRA_COMMANDS", [])
 
 
 @pytest.fixture(scope="module")

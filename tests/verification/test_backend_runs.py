@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from verification.cli import main
+from gapverify.verification.cli import main
 
 pytest.importorskip("array_api_compat", reason="array-api-compat not installed (pip install "
                                                "gapverify[gpu] or the test extra)")
@@ -115,8 +115,8 @@ def test_missing_library_and_other_claims_exit_2(tmp_path, capsys):
 
 
 def test_gpu_profile_sizes_and_memory():
-    from numerics.backends import matrix_gib
-    from verification.registry import get_claim
+    from gapverify.numerics.backends import matrix_gib
+    from gapverify.verification.claims.registry import get_claim
 
     out, width = get_claim("markov.outliers").profiles["gpu"], get_claim("width.stable_rank").profiles["gpu"]
     assert max(out.sizes) == 65536 and max(width.sizes) == 32768

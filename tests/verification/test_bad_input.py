@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from verification.cli import main
-from verification.store import Store, StoreReadOnly
+from gapverify.verification.cli import main
+from gapverify.verification.running.store import Store, StoreReadOnly
 
 #: A quick run of one cheap claim at three tiny sizes (seconds).
 TINY = ["softmax.kappa", "--sizes", "16,23,32", "--replicates", "2", "--quiet", "--no-replay",
@@ -38,7 +38,7 @@ def test_s2_where_kappa_overflows_is_refused_with_its_range(tmp_path, capsys):
 
 def test_a_non_finite_prediction_is_refused_naming_the_parameters(capsys):
     """Parameters inside their domains whose prediction still overflows a double."""
-    from verification.cli import UsageError, check_finite
+    from gapverify.verification.claims.inputs import UsageError, check_finite
 
     with pytest.raises(UsageError, match=r"sigma_V=1e\+300, depth=4: prediction "
                                          r"'grad_std_over_T_L'.* is inf.*sigma_V in \(0, inf\)"):
@@ -53,7 +53,7 @@ def test_tiny_s2_is_computed_without_cancellation(capsys):
 
 
 def test_json_never_holds_infinity_or_nan(capsys):
-    from verification.cli import print_json, write_json
+    from gapverify.verification.cli.args import print_json, write_json
 
     print_json({"a": math.inf, "b": [math.nan, 1.0]})
     text = capsys.readouterr().out
@@ -94,7 +94,7 @@ def test_too_few_sizes_for_a_rate_fit_is_refused(tmp_path, capsys):
 def test_sizes_enough_for_some_checks_only_are_said_and_never_exit_0(tmp_path, capsys):
     """3 sizes judge the stated rates but not a rate range (4): the run goes on, says so
     on stderr, and the claim cannot be verified."""
-    from verification.cli import check_sizes
+    from gapverify.verification.claims.inputs import check_sizes
 
     check_sizes(["markov.singular_law", "softmax.kappa"], [64, 91, 128])
     err = _err(capsys)
@@ -109,7 +109,7 @@ def test_sizes_enough_for_some_checks_only_are_said_and_never_exit_0(tmp_path, c
 def test_seeds_are_exact_over_the_stated_range(seed):
     """2^63 - 1 was refused (parsed through a float: 2^63) and seeds above 2^53 were
     rounded (2^53 + 1 became 2^53)."""
-    from verification.cli import build_parser
+    from gapverify.verification.cli import build_parser
 
     args = build_parser().parse_args(["run", "softmax.kappa", "--seed", seed])
     assert args.seed == int(seed) and isinstance(args.seed, int)
@@ -231,7 +231,7 @@ def test_a_store_opened_read_only_refuses_writes(tmp_path):
 # --- pipes ------------------------------------------------------------------------------
 def test_a_closed_pipe_ends_quietly():
     """`gapverify claims --json | head -1` ended in a BrokenPipeError traceback."""
-    cmd = [sys.executable, "-m", "verification", "claims", "--json"]
+    cmd = [sys.executable, "-m", "gapverify", "claims", "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=Path(__file__).resolve().parents[2])
     proc.stdout.readline()

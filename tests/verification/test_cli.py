@@ -1,12 +1,12 @@
-"""tests for verification/cli.py: the command-line contract (exit codes, JSON, errors)."""
+"""tests for verification/cli/: the command-line contract (exit codes, JSON, errors)."""
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from verification.cli import main
-from verification.store import Store
+from gapverify.verification.cli import main
+from gapverify.verification.running.store import Store
 
 ISSUE_CLAIMS = ["markov.singular_law", "markov.circular_law", "markov.outliers",
                 "softmax.kappa", "fix.spectrum", "width.stable_rank"]
@@ -174,9 +174,8 @@ def test_version(capsys):
 def test_every_option_has_help_and_shows_its_default():
     import argparse
 
-    from verification.cli import _load_extensions, build_parser
+    from gapverify.verification.cli import build_parser
 
-    _load_extensions()
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, p in sub.choices.items():
@@ -192,7 +191,8 @@ def test_every_option_has_help_and_shows_its_default():
 
 
 def test_one_default_profile_and_the_makefile_passes_standard():
-    from verification.cli import DEFAULT_PROFILE, build_parser
+    from gapverify.verification.claims.inputs import DEFAULT_PROFILE
+    from gapverify.verification.cli import build_parser
 
     assert DEFAULT_PROFILE == "quick"
     for cmd in ("run", "audit", "calibrate"):
@@ -222,7 +222,7 @@ def test_json_verdict_words_are_the_tables_and_carry_provenance(tmp_path, capsys
     assert prov["git_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", prov["git_commit"])
     assert doc["run_id"] == 1
     # the reports read the new words and the old ones alike
-    from reports.results import load_run
+    from gapverify.reports.results import load_run
 
     run = load_run(results=out)
     assert run["claims"][0]["verdict"] == claim["outcome"]
@@ -282,7 +282,7 @@ def test_tables_of_one_run_go_to_its_own_folder(tmp_path, capsys):
 def test_an_old_store_is_migrated(tmp_path):
     import sqlite3
 
-    from verification.store import SCHEMA_VERSION, Store
+    from gapverify.verification.running.store import SCHEMA_VERSION, Store
 
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
@@ -343,9 +343,9 @@ def test_docs_command_writes_the_document(tmp_path, capsys):
 
 
 def test_figure_commands_take_sizes_and_set(capsys):
-    from verification.cli import UsageError, _load_extensions, _resolve_aliases, build_parser
+    from gapverify.verification.claims.inputs import UsageError
+    from gapverify.verification.cli import _resolve_aliases, build_parser
 
-    _load_extensions()
 
     def parse(*argv):
         args = build_parser().parse_args(list(argv))
@@ -386,7 +386,7 @@ def test_line_progress_prints_while_a_long_group_runs():
     an end line (a standard sweep is one group of thousands of tasks)."""
     import io
 
-    from verification.cli import LineProgress
+    from gapverify.verification.cli.sampling import LineProgress
 
     out = io.StringIO()
     progress = LineProgress(stream=out, every=0.0)

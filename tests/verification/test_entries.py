@@ -6,13 +6,17 @@ import math
 
 import pytest
 
-from theory.entry_laws import parse_entry_law
-from verification.cli import main
-from verification.registry import get_claim
-from verification.registry.markov import ENTRY_LAW_HYPOTHESES, entry_law_drops, with_entry_law
-from verification.runner import params_key
-from verification.store import parameters_key
-from verification.suite import RunOptions, plan_run, reproduce_command, select_entry_claims
+from gapverify.theory.entry_laws import parse_entry_law
+from gapverify.verification.cli import main
+from gapverify.verification.claims.registry import get_claim
+from gapverify.verification.claims.registry.markov import (
+    ENTRY_LAW_HYPOTHESES, entry_law_drops, with_entry_law,
+)
+from gapverify.verification.running.runner import params_key
+from gapverify.verification.running.store import parameters_key
+from gapverify.verification.running.suite import (
+    RunOptions, plan_run, reproduce_command, select_entry_claims,
+)
 
 SIZES = "64,91,128,181,256"  # five sizes: the rate-range (edge) checks need at least four
 
@@ -177,7 +181,7 @@ def test_exponential_entries_are_judged_at_kappa_1_and_a_wrong_kappa_fails(tmp_p
     assert "Entry law exponential: kappa = 1 " in printed
     # reports look measurements up by experiment: never softmax's at s2 = log 2 for these
     assert doc["claims"][0]["experiment"] == "markov.outliers[entries=exponential]"
-    from reports.results import load_measurements
+    from gapverify.reports.results import load_measurements
     assert load_measurements(tmp_path / "s.sqlite", doc, doc["claims"][0]) is None
     # the same exponential samples judged against log-normal s2 = 1/2 (kappa = 0.805): fail
     factor = 0.5 / math.log(2)

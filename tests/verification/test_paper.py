@@ -1,8 +1,8 @@
-"""tests for verification/paper.py: the paper's depth experiment (rebuttal Figure VII)."""
+"""tests for verification/tools/paper.py: the paper's depth experiment (rebuttal Figure VII)."""
 import numpy as np
 import pytest
 
-from verification.paper import depth_profile, write_outputs
+from gapverify.verification.tools.paper import depth_profile, write_outputs
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
-"""tests for verification/runner.py and store.py: reproducibility and resumption."""
+"""tests for verification/running/ (runner.py, store.py): reproducibility and resumption."""
 import numpy as np
 import pytest
 
-from verification.registry import get_claim
-from verification.runner import default_executor, plan, stream, sweep
-from verification.store import Store, code_version, parameters_key
-from verification.suite import RunOptions, verify
+from gapverify.verification.claims.registry import get_claim
+from gapverify.verification.running.runner import default_executor, plan, stream, sweep
+from gapverify.verification.running.store import Store, code_version, parameters_key
+from gapverify.verification.running.suite import RunOptions, verify
 
 SIZES, REPS = (32, 45, 64), 3
 
@@ -90,7 +90,7 @@ def test_store_rejects_a_file_that_is_not_sqlite(tmp_path):
 
 
 def test_a_failure_that_does_not_recur_on_replay_is_flaky(monkeypatch):
-    import verification.suite as suite
+    import gapverify.verification.running.suite as suite
 
     real = suite.judge_claim
 
@@ -109,8 +109,8 @@ def test_a_failure_that_does_not_recur_on_replay_is_flaky(monkeypatch):
 
 
 def test_interrupted_run_exits_130_and_keeps_work(tmp_path, monkeypatch, capsys):
-    import verification.runner as runner
-    from verification.cli import main
+    import gapverify.verification.running.runner as runner
+    from gapverify.verification.cli import main
 
     real_put = Store.put
     calls = []

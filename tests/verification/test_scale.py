@@ -1,4 +1,4 @@
-"""tests for the sweep engine at scale (verification/runner.py, executors.py, store.py):
+"""tests for the sweep engine at scale (verification/running/: runner.py, executors.py, store.py):
 bit-identical numbers for any worker count, sampling thread count and a Dask cluster;
 largest tasks first; memory estimate before sampling; leases shared by concurrent runs;
 clean shutdown on SIGTERM, SIGINT and SIGKILL."""
@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from verification.executors import make_engine, parse_scheduler
-from verification.runner import (SerialExecutor, Task, check_memory, plan, run_task, sweep,
-                                 task_memory)
-from verification.store import Store
-from verification.suite import RunOptions, plan_run, sample_all
+from gapverify.verification.running.executors import make_engine, parse_scheduler
+from gapverify.verification.running.runner import (
+    SerialExecutor, Task, check_memory, plan, run_task, sweep, task_memory,
+)
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, plan_run, sample_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _params(claim_id):
-    from verification.registry import get_claim
+    from gapverify.verification.claims.registry import get_claim
 
     claim = get_claim(claim_id)
     return claim.experiment, tuple(sorted((k, float(v)) for k, v in claim.resolve({}).items()))
@@ -76,7 +77,7 @@ def test_tasks_run_largest_first_across_claims():
 
 
 def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, capsys):
-    from verification.cli import main
+    from gapverify.verification.cli import main
 
     experiment, params = _params("markov.outliers")
     big = Task(experiment, params, 16384, 0, 1, "v")
@@ -86,7 +87,7 @@ def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, c
     check_memory([big, twin], 2, available=2 * task_memory(big))
     with pytest.raises(ValueError, match="'--sizes'"):  # two at once do not fit
         check_memory([big, twin], 2, available=int(1.5 * task_memory(big)))
-    from verification.executors import Engine
+    from gapverify.verification.running.executors import Engine
 
     with pytest.raises(ValueError, match="'--sizes'"):  # a cluster of 1 GiB workers
         Engine(SerialExecutor(), 4, 1, "cluster", memory=(1, 2**30)).check_memory([big])
@@ -101,7 +102,7 @@ def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, c
 
 
 def test_bad_scheduler_is_a_usage_error(capsys):
-    from verification.cli import main
+    from gapverify.verification.cli import main
 
     assert parse_scheduler("local:3") == ("local", 3)
     assert parse_scheduler("tcp://10.0.0.1:8786") == ("address", "tcp://10.0.0.1:8786")
@@ -126,9 +127,9 @@ def test_a_live_lease_is_respected_and_an_expired_one_taken_over(tmp_path):
 
 _CONCURRENT = textwrap.dedent("""
     import os, sys, time
-    from verification.registry import get_claim
-    from verification.runner import plan, sweep, default_executor
-    from verification.store import Store, code_version
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.runner import plan, sweep, default_executor
+    from gapverify.verification.running.store import Store, code_version
     claim = get_claim("markov.outliers")
     store = Store(sys.argv[1])
     tasks = plan(store, claim.experiment, claim.resolve({}), (128, 181, 256, 362), 6, 5, code_version())
@@ -175,7 +176,7 @@ def _alive(pid: int) -> bool:
 
 
 def _start_run(tmp_path):
-    cmd = [sys.executable, "-m", "verification", "run", "markov.outliers", "--sizes",
+    cmd = [sys.executable, "-m", "gapverify", "run", "markov.outliers", "--sizes",
            "1024,1448,2048", "--replicates", "50", "--workers", "2", "--quiet",
            "--store", str(tmp_path / "sig.sqlite")]
     # SIGINT at its default in the child: a test run started in the background of a
@@ -227,8 +228,8 @@ def test_pool_workers_exit_on_their_own_when_the_main_process_is_killed(tmp_path
 
 
 def test_large_profile_reaches_16384_and_names_the_claims_that_have_one(capsys):
-    from verification.cli import main
-    from verification.registry import get_claim
+    from gapverify.verification.cli import main
+    from gapverify.verification.claims.registry import get_claim
 
     for claim_id in ("markov.outliers", "width.stable_rank"):
         assert get_claim(claim_id).profiles["large"].sizes[-1] == 16384
@@ -243,7 +244,7 @@ def test_judging_in_the_pool_gives_what_judging_here_gives(tmp_path):
     import dataclasses
     import json
 
-    from verification.suite import _judge_in_pool, run_variant, verify
+    from gapverify.verification.running.suite import _judge_in_pool, run_variant, verify
 
     opts = RunOptions(claims=["softmax.kappa", "variants.linear"], sizes=[64, 91, 128, 181],
                       replicates=4, seed=5, workers=1, replay=False)

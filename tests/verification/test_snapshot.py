@@ -1,4 +1,4 @@
-"""tests for verification/snapshot.py: ``gapverify snapshot`` catches changed statements."""
+"""tests for verification/tools/snapshot.py: ``gapverify snapshot`` catches changed statements."""
 import dataclasses
 import json
 import os
@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from verification import cli, registry, snapshot
+from gapverify.verification import cli
+from gapverify.verification.claims import registry
+from gapverify.verification.tools import snapshot
 
 SMALL = ("softmax.kappa", "markov.outliers")  # a cheap registry for the mutation tests
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,15 +19,8 @@ FULL = dict(registry.CLAIMS)  # before any test cuts the registry down
 
 
 def main(argv):
-    """``gapverify`` in-process. ``cli._load_extensions`` appends its hooks on every call;
-    start from an empty list so that repeated calls do not register commands twice."""
-    cli._EXTRA_COMMANDS.clear()
+    """``gapverify`` in-process."""
     return cli.main(argv)
-
-
-@pytest.fixture(autouse=True)
-def _own_extension_list(monkeypatch):
-    monkeypatch.setattr(cli, "_EXTRA_COMMANDS", [])
 
 
 @pytest.fixture
@@ -65,7 +60,7 @@ def test_committed_snapshot_matches_registry():
 
 def test_committed_snapshot_is_stable_across_processes_and_hash_seeds():
     env = dict(os.environ, PYTHONHASHSEED="4321", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "verification", "snapshot"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "gapverify", "snapshot"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -220,7 +215,7 @@ def test_record_contents():
 
 def test_integer_parameters_fall_back_to_numbers():
     """A formula calling ``int(depth)`` is kept symbolic in the other parameters."""
-    from verification.claims import Check, Claim, Prediction, Profile
+    from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
 
     claim = Claim(id="toy.depth", title="toy", parameters=("s2", "depth"), experiment="none",
                   predictions=(Prediction("x", "derived",

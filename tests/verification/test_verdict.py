@@ -1,4 +1,4 @@
-"""tests for verification/verdict.py and inference.py: the rules accept the truth and
+"""tests for verification/judging/ (verdict.py, inference.py): the rules accept the truth and
 reject wrong limits and wrong rates, on synthetic data with known laws."""
 import dataclasses
 import math
@@ -6,9 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from verification.claims import Check, Claim, Prediction, Profile
-from verification.inference import power_law_fit, two_sided_quantile, weighted_linear_fit
-from verification.verdict import Variant, claim_verdict, judge_claim
+from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
+from gapverify.verification.judging.inference import (
+    power_law_fit, two_sided_quantile, weighted_linear_fit,
+)
+from gapverify.verification.judging.verdict import Variant, claim_verdict, judge_claim
 
 SIZES = (64, 128, 256, 512, 1024)
 RATE, LIMIT, C, NOISE = 1.0, 2.0, 3.0, 0.5
@@ -209,7 +211,7 @@ def test_one_prediction_made_wrong_leaves_the_others_alone():
 
 def test_profile_limit_carries_the_rate_uncertainty():
     """With r free, the interval is at least as wide as any fixed-rate fit's inside the range."""
-    from verification.inference import extrapolate_limit, profile_limit
+    from gapverify.verification.judging.inference import extrapolate_limit, profile_limit
 
     T = np.array(SIZES, float)
     mean = 1 + 0.5 * T ** (-0.8)
@@ -275,7 +277,7 @@ def _family_claim(models):
 
 
 def test_a_model_family_check_accepts_the_truth_and_rejects_a_few_percent():
-    from verification.inference import FiniteSizeModel
+    from gapverify.verification.judging.inference import FiniteSizeModel
 
     models = (FiniteSizeModel("log", "L + c/(log T + b)^2",
                               lambda T, L, c, b: L + c / (np.log(T) + b) ** 2, (3.0, 0.0)),
@@ -298,7 +300,7 @@ def test_a_model_family_check_accepts_the_truth_and_rejects_a_few_percent():
 
 
 def test_a_model_family_member_that_cannot_be_fitted_leaves_no_power():
-    from verification.inference import FiniteSizeModel
+    from gapverify.verification.judging.inference import FiniteSizeModel
 
     # five parameters on five sizes: no degree of freedom, nothing accepted on it
     wide = FiniteSizeModel("too many", "L + ...", lambda T, L, a, b, c, d: L + a / T + b / T**2
@@ -311,7 +313,7 @@ def test_a_model_family_member_that_cannot_be_fitted_leaves_no_power():
 
 
 def test_a_known_finite_size_mean_is_subtracted_before_the_sizes_pool():
-    from verification.inference import FiniteSizeModel
+    from gapverify.verification.judging.inference import FiniteSizeModel
 
     unbiased = (FiniteSizeModel("unbiased", "L", lambda T, L: np.full(np.shape(T), L), ()),)
     bias = lambda p, T: 5.0 / np.log(T)  # known exactly, far from a power of T

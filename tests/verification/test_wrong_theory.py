@@ -7,13 +7,14 @@ import dataclasses
 import sympy as sp
 import pytest
 
-import theory.causal
-import theory.layers
-import theory.markov
-from theory.softmax import S2
-from verification.registry import markov as markov_family
-from verification.store import Store
-from verification.suite import RunOptions, verify
+import gapverify.theory.causal
+import gapverify.theory.layers
+import gapverify.theory.markov
+from gapverify import theory
+from gapverify.theory.softmax import S2
+from gapverify.verification.claims.registry import markov as markov_family
+from gapverify.verification.running.store import Store
+from gapverify.verification.running.suite import RunOptions, verify
 
 pytestmark = pytest.mark.slow
 
@@ -117,7 +118,7 @@ def test_a_wrong_hardy_constant_is_rejected(quick_store, monkeypatch, factor):
 def test_a_wrong_causal_noise_constant_is_rejected(quick_store, monkeypatch):
     # ||A - C_T||_F^2 / H_T -> 1.03 kappa^2: both noise predictions (all rows, late rows),
     # judged against the theory's finite-T mean with the sizes pooled
-    from verification.registry import causal as causal_family
+    from gapverify.verification.claims.registry import causal as causal_family
 
     right = causal_family._k2
     monkeypatch.setattr(causal_family, "_k2", lambda p: right(p) * sp.Rational(103, 100))
@@ -129,7 +130,7 @@ def test_a_wrong_causal_noise_constant_is_rejected(quick_store, monkeypatch):
 def test_an_outlier_where_linear_attention_has_none_is_rejected(quick_store, monkeypatch):
     # at mu = 0 linear attention has no outlier (A and -A have one law); an outlier stated
     # at 4% of the logits' scale s is rejected there by the symmetric check, sizes pooled
-    import theory.elementwise
+    import gapverify.theory.elementwise  # noqa: F401  (theory.elementwise below)
 
     right = theory.elementwise.elementwise_predictions
 
@@ -153,7 +154,7 @@ def test_an_outlier_where_linear_attention_has_none_is_rejected(quick_store, mon
 ])
 def test_wrong_separate_head_moments_are_rejected(quick_store, monkeypatch, name, wrong, label):
     # judged by the L + c/T bias model on the mean of 16 draws of the head weights
-    from verification.registry import CLAIMS
+    from gapverify.verification.claims.registry import CLAIMS
 
     claim = CLAIMS["kq.attention"]
     preds = tuple(dataclasses.replace(p, formula=wrong) if p.name == name else p
@@ -167,7 +168,7 @@ def test_wrong_separate_head_moments_are_rejected(quick_store, monkeypatch, name
 def test_a_wrong_bulk_radius_is_rejected_through_the_ginibre_ratio(quick_store, monkeypatch):
     # sqrt(T)|lambda_2| -> 1.06 sqrt(v_phi): the raw spectral radius extrapolates too loosely
     # to see it (recorded), the ratio to a Ginibre matrix's radius rejects it
-    import theory.elementwise
+    import gapverify.theory.elementwise  # noqa: F401  (theory.elementwise below)
 
     right = theory.elementwise.elementwise_predictions
 

@@ -1,0 +1,48 @@
+"""gapverify: the random-matrix theory of softmax attention at initialisation, encoded
+symbolically and verified against sampled matrices (Mind the Gap, Naderi, Nait Saada,
+Tanner, ICML 2025, arXiv:2410.07799).
+
+The public API (stable)::
+
+    from gapverify import verify, predict, statement, describe
+
+* :func:`predict` -- a claim's predictions at parameters, as floats;
+* :func:`statement` -- its statement as sympy equations;
+* :func:`describe` -- parameters, predictions, checks, rates and profiles (plain data);
+* :func:`verify` -- sample and judge claims, as ``gapverify run`` does;
+* the claim model :class:`Claim`, :class:`Prediction`, :class:`Check`, :class:`Profile`
+  and the registry :data:`CLAIMS`, :func:`get_claim`.
+
+The subpackages: :mod:`gapverify.theory` (sympy/mpmath: what is true),
+:mod:`gapverify.numerics` (numpy/scipy: what is sampled and measured),
+:mod:`gapverify.verification` (claims, judging, running, tools and the command line) and
+:mod:`gapverify.reports` (LaTeX tables and figures). Names are imported on first use, so
+``gapverify --version`` loads neither sympy nor scipy.
+"""
+from __future__ import annotations
+
+import importlib
+
+_V = "gapverify.verification"
+_EXPORTS = {
+    "verify": f"{_V}.api", "predict": f"{_V}.api", "statement": f"{_V}.api",
+    "describe": f"{_V}.api", "Run": f"{_V}.api", "ClaimVerdict": f"{_V}.api",
+    "CheckVerdict": f"{_V}.api",
+    "Claim": f"{_V}.claims.model", "Check": f"{_V}.claims.model",
+    "Prediction": f"{_V}.claims.model", "Profile": f"{_V}.claims.model",
+    "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
+    "UsageError": f"{_V}.claims.inputs",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gapverify' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,4 @@
+"""``python -m gapverify`` is ``gapverify``."""
+from gapverify.verification.cli import entry
+
+entry()

@@ -1,4 +1,0 @@
-"""``python -m verification`` is ``gapverify``."""
-from verification.cli import entry
-
-entry()

@@ -1,0 +1,232 @@
+"""Input checks shared by the Python API and the command line: one error type
+(:class:`UsageError`, a ``ValueError`` whose message names the parameter and what is
+allowed) and the parsers and checks of sizes, replicates, seeds, ``--set`` parameters,
+perturbations and claim names. The command line (:mod:`gapverify.verification.cli`)
+reports a :class:`UsageError` on one line with exit code 2; the API raises it.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Mapping, Sequence
+
+
+MAX_T = 16384
+#: The profile run, audit and calibrate use unless --profile is given.
+DEFAULT_PROFILE = "quick"
+
+
+class UsageError(ValueError):
+    """Bad input (a command-line option or an API argument): the message names the
+    parameter and its allowed values; the command line prints it on one line, exit 2."""
+
+
+def _int_in(name: str, low: int, high: int):
+    """An integer in ``[low, high]``, parsed exactly (``Decimal``, never through a float:
+    ``--seed 9223372036854775807`` is 2^63 - 1, not 2^63); ``1e3`` reads as 1000."""
+    def parse(text: str) -> int:
+        from decimal import Decimal, InvalidOperation
+
+        message = f"parameter '{name}' must be an integer in [{low}, {high}], got {text!r}"
+        try:
+            value = Decimal(str(text).strip().replace("_", ""))
+        except InvalidOperation:
+            raise UsageError(message) from None
+        if not value.is_finite() or value != value.to_integral_value() or not low <= value <= high:
+            raise UsageError(message)
+        return int(value)
+    return parse
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``T1,T2,...``: distinct integers in ``[16, MAX_T]``."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise UsageError(f"parameter '--sizes' must list integers T in [16, {MAX_T}], got {text!r}")
+    sizes = [_int_in("--sizes (T)", 16, MAX_T)(p) for p in parts]
+    if len(set(sizes)) != len(sizes):
+        raise UsageError(f"parameter '--sizes' must not repeat a size, got {text!r}")
+    return sorted(sizes)
+
+
+def parse_float(name: str, low: float, high: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not low < value < high:
+            raise UsageError(f"parameter '{name}' must be a finite number in ({low:g}, {high:g}), got {text!r}")
+        return value
+    return parse
+
+
+def parse_set(items: Sequence[str] | None) -> dict[str, float]:
+    """``--set NAME=VALUE`` (repeatable): each known parameter once, validated."""
+    from gapverify.theory.parameters import PARAMETERS  # sympy: not at start-up
+
+    out: dict[str, float] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"--set takes NAME=VALUE, got {item!r}; names: {', '.join(PARAMETERS)}")
+        name, value = (s.strip() for s in item.split("=", 1))
+        if name not in PARAMETERS:
+            raise UsageError(f"unknown parameter '{name}' in --set; known: {', '.join(PARAMETERS)}")
+        if name in out:
+            raise UsageError(f"parameter '{name}' is set twice in --set ({name}={out[name]!r} and "
+                             f"{item!r}); give it once, in {PARAMETERS[name].numeric_domain_text()}")
+        out[name] = PARAMETERS[name].validate(value)
+    return out
+
+
+def check_overrides(claims: Sequence[str], overrides: Mapping[str, object]) -> None:
+    """Every ``--set`` parameter must be one that every selected claim takes (a claim
+    that does not take it would silently run at its default)."""
+    from gapverify.verification.claims.registry import get_claim
+
+    for name in overrides:
+        lacking = [c for c in claims if name not in get_claim(c).parameters]
+        if lacking:
+            takers = [c for c in claims if c not in lacking]
+            raise UsageError(
+                f"parameter '{name}' in --set is not a parameter of claim(s) "
+                f"{', '.join(lacking)} (they take: "
+                f"{'; '.join(f'{c}: ' + (', '.join(get_claim(c).parameters) or '(none)') for c in lacking[:3])})"
+                + (f"; name only the claims that take it, e.g. {', '.join(takers[:5])}" if takers else ""))
+
+
+def check_finite(claims: Sequence[str], overrides: Mapping[str, object], profile: str | None = None
+                 ) -> None:
+    """Every prediction of every selected claim (at every case of ``profile``) must be a
+    finite double; otherwise the parameters are outside what double precision can judge."""
+    from gapverify.theory.parameters import PARAMETERS  # sympy: not at start-up
+
+    from gapverify.verification.claims.registry import get_claim
+
+    for c in claims:
+        claim = get_claim(c)
+        for values in (claim.cases_for(profile, overrides) if profile else [claim.resolve(overrides)]):
+            for name, value in claim.predict_numbers(values).items():
+                if not math.isfinite(value):
+                    given = {k: values[k] for k in overrides if k in values} or values
+                    ranges = "; ".join(f"{k} in {PARAMETERS[k].numeric_domain_text()}" for k in given
+                                       if k in PARAMETERS)
+                    raise UsageError(
+                        f"parameter(s) {', '.join(f'{k}={v!r}' for k, v in given.items())}: prediction "
+                        f"'{name}' of {claim.id} is {value} in double precision, which cannot be "
+                        f"judged; give smaller values ({ranges})")
+
+
+def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Sizes per claim: ``(fewest any asserted check can be judged with, sizes every one
+    needs)``: :attr:`Check.minimum_sizes` (3 for a stated rate, 4 for a rate range, one
+    more than a model family's largest member has parameters, 1 for exact checks)."""
+    from gapverify.verification.claims.registry import get_claim
+
+    out = {}
+    for c in claims:
+        needs = [check.minimum_sizes for check in get_claim(c).checks if check.asserted]
+        out[c] = (min(needs, default=1), max(needs, default=1))
+    return out
+
+
+def check_sizes(claims: Sequence[str], sizes: Sequence[int] | None) -> None:
+    """Too few ``--sizes`` for any check of a claim is bad input (exit 2); enough for some
+    checks but not all leaves the others not assessed, said on stderr (exit 3 at most)."""
+    if not sizes:
+        return
+    need = minimum_sizes(claims)
+    short = {c: lo for c, (lo, _) in need.items() if len(sizes) < lo}
+    if short:
+        raise UsageError(
+            f"parameter '--sizes' gives {len(sizes)} size(s), but a rate fit needs at least "
+            f"{min(short.values())} (3 for a stated rate, 4 for a rate range): "
+            + ", ".join(f"{c} needs {n}" for c, n in short.items()))
+    partial = {c: hi for c, (_, hi) in need.items() if len(sizes) < hi}
+    if partial:
+        print(f"gapverify: note: with {len(sizes)} size(s) the checks that need more are not "
+              "assessed, so these claims cannot be verified (exit 3 at best): "
+              + ", ".join(f"{c} (needs {n} for every check)" for c, n in partial.items()),
+              file=sys.stderr)
+
+
+def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]:
+    """``--perturb EPS`` (every prediction) and ``--perturb NAME=EPS`` (one prediction),
+    each relative error in (-1, 1); a prediction named twice is an error."""
+    everything, one = 0.0, {}
+    for item in items or []:
+        if "=" in item:
+            name, text = (s.strip() for s in item.split("=", 1))
+            if not name or name in one:
+                raise UsageError(f"parameter '--perturb' names prediction {name!r} "
+                                 f"{'twice' if name else 'without a name'}, got {item!r}")
+            one[name] = parse_float(f"--perturb {name}", -1.0, 1.0)(text)
+        else:
+            if everything:
+                raise UsageError(f"parameter '--perturb' EPS given twice, got {item!r}")
+            everything = parse_float("--perturb", -1.0, 1.0)(item)
+    return everything, one
+
+
+def parse_perturb_parameter(items: Sequence[str] | None) -> dict[str, dict[str, float]]:
+    """``--perturb-parameter NAME:PARAM=FACTOR``: prediction NAME evaluated at parameter
+    PARAM times FACTOR (in (0, 100)), every other prediction unchanged."""
+    from gapverify.theory.parameters import PARAMETERS  # sympy: not at start-up
+
+    out: dict[str, dict[str, float]] = {}
+    for item in items or []:
+        head, sep, text = item.partition("=")
+        name, colon, param = head.partition(":")
+        name, param = name.strip(), param.strip()
+        if not sep or not colon or not name or not param:
+            raise UsageError("parameter '--perturb-parameter' takes PREDICTION:PARAMETER=FACTOR, "
+                             f"got {item!r}")
+        if param not in PARAMETERS:
+            raise UsageError(f"unknown parameter '{param}' in --perturb-parameter; known: "
+                             f"{', '.join(PARAMETERS)}")
+        if param in out.get(name, {}):
+            raise UsageError(f"parameter '--perturb-parameter' sets {name}:{param} twice")
+        out.setdefault(name, {})[param] = parse_float(f"--perturb-parameter {name}:{param}",
+                                                      0.0, 100.0)(text.strip())
+    return out
+
+
+def _check_perturbed_names(claims: Sequence[str], names: Sequence[str]) -> None:
+    from gapverify.verification.claims.registry import get_claim
+
+    known = {p.name for c in claims for p in get_claim(c).predictions}
+    for n in names:
+        if n not in known:
+            raise UsageError(f"no selected claim has a prediction named '{n}' (in --perturb or "
+                             f"--perturb-parameter); predictions: {', '.join(sorted(known))}")
+
+
+def _choice(name: str, allowed: tuple[str, ...]):
+    """One of ``allowed`` (exit 2 naming the option and the allowed values otherwise)."""
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise UsageError(f"parameter '{name}' must be one of {', '.join(allowed)}, got {text!r}")
+        return text
+    return parse
+
+
+def _claims_arg(names: Sequence[str]) -> list[str]:
+    from gapverify.verification.claims.registry import default_claim_ids, get_claim
+
+    if not names:  # the opt-in families (models.*, training.*) only when named
+        return list(default_claim_ids())
+    for n in names:
+        get_claim(n)
+    return list(dict.fromkeys(names))
+
+
+def claim_parameters(claim, overrides: Mapping[str, float]) -> dict:
+    """The claim's parameters with ``overrides`` (``--set``) applied: a parameter the claim
+    does not take, or a value where its theory is not finite, is bad input (exit 2)."""
+    unknown = [k for k in overrides if k not in claim.parameters]
+    if unknown:
+        raise UsageError(f"claim {claim.id} takes no parameter '{unknown[0]}'; "
+                         f"it takes: {', '.join(claim.parameters)}")
+    values = claim.resolve(overrides)
+    check_finite([claim.id], overrides)
+    return values

@@ -1,0 +1,276 @@
+r"""The data types of the claim registry: a claim is data.
+
+A :class:`Claim` has a stable id (``docs/claims.md``), a status, named :class:`Prediction` s
+(exact sympy expressions of the parameters, each with its own status), the
+:class:`Check` s that measure them on sampled matrices with a stated rate, references,
+the experiment that samples it and its sweep profiles. :mod:`verification.registry` lists
+every claim; the command line, the verifier, the tables, the snapshots, the audit and the
+tests all read that one registry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Mapping
+
+import numpy as np
+import sympy as sp
+
+from gapverify.theory.parameters import PARAMETERS, defaults, exact, validate_parameters
+
+__all__ = ["STATUSES", "Prediction", "Check", "RateRule", "Profile", "Claim", "weakest_status",
+           "T_SYMBOL", "POWER_TARGETS"]
+
+Status = Literal["theorem", "derived", "conjecture", "empirical"]
+#: Strongest first. A claim mixing statuses reports the weakest of them.
+STATUSES: tuple[str, ...] = ("theorem", "derived", "empirical", "conjecture")
+T_SYMBOL = sp.Symbol("T", positive=True, integer=True)
+
+
+def weakest_status(statuses) -> str:
+    return max(statuses, key=STATUSES.index)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A named prediction: ``formula(params) -> sympy`` with ``params`` exact sympy numbers.
+
+    ``kind`` is ``"limit"`` (the value as ``T -> oo``), ``"exact"`` (at every ``T``),
+    ``"law"`` (a limiting distribution; ``formula`` returns its scale, e.g. the edge) or
+    ``"reference"``: a value in *another* limit (``reference_limit``, e.g. ``d_qk -> oo``)
+    that a ``T``-sweep at fixed parameters cannot test. Its checks are recorded, never
+    asserted, and it does not count among the predictions a verdict needs.
+    """
+
+    name: str
+    status: Status
+    formula: Callable[[Mapping[str, sp.Expr]], sp.Expr]
+    quantity: str  # LaTeX of the measured quantity
+    kind: Literal["limit", "exact", "law", "reference"] = "limit"
+    note: str = ""
+    reference_limit: str = ""  # for kind "reference": the parameter that tends to infinity
+
+    @property
+    def asserted(self) -> bool:
+        """Whether a verdict needs this prediction verified (references are only shown)."""
+        return self.kind != "reference"
+
+    def statement(self, params: Mapping[str, sp.Expr]) -> sp.Expr:
+        """The sympy statement, e.g. ``Eq(Limit(sqrtT_s2, T, oo), 2*kappa)``."""
+        q = sp.Symbol(self.name)
+        value = self.formula(params)
+        if self.kind == "exact":
+            return sp.Eq(q, value, evaluate=False)
+        if self.kind == "reference":
+            var = sp.Symbol(self.reference_limit, positive=True)
+            return sp.Eq(sp.Limit(q, var, sp.oo), value, evaluate=False)
+        return sp.Eq(sp.Limit(q, T_SYMBOL, sp.oo), value, evaluate=False)
+
+
+@dataclass(frozen=True)
+class RateRule:
+    """A stated rate that depends on the parameters, e.g. ``2 l - 1`` at depth ``l``."""
+
+    text: str
+    fn: Callable[[Mapping[str, float]], float]
+
+    def __call__(self, params: Mapping[str, float]) -> float:
+        return float(self.fn(params))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Check:
+    """How one prediction is measured.
+
+    ``kind``:
+      * ``"limit"``: scalar statistic ``statistic`` tends to the prediction, judged by one
+        of two finite-size models: a stated ``rate`` (the error ``|x - L|`` decays at least
+        like ``T^-rate``; fitted exponent and extrapolation at that rate), or a
+        ``rate_range`` ``(r_lo, r_hi)``: ``x_T = L + c T^-r`` with ``r`` estimated in that
+        range, the rate's uncertainty carried into the limit's interval (profile
+        likelihood; :func:`verification.inference.profile_limit`). One of the two is
+        required for an asserted check: a check that cannot reject a wrong limit is not a
+        check.
+        A third model, ``models``: a family of finite-size models of known form
+        (:class:`verification.inference.FiniteSizeModel`), for a correction that is not a
+        power of ``T`` (``1/log^2 T``); the limit's interval is the union of the members'
+        (:func:`verification.inference.family_limit`).
+      * ``"distance"``: Kolmogorov distance between the sample array ``statistic`` and the
+        law ``cdf(params, scale)``; tends to 0 like ``T^-rate``.
+      * ``"exact"``: ``|x - L| <= tolerance(T, m)`` for every replicate (round-off bound).
+      * ``"matching"``: the spectrum ``statistic`` equals ``predicted_spectrum(m, scale)`` up
+        to ``tolerance(T, m)`` after an optimal matching.
+    """
+
+    prediction: str
+    statistic: str
+    kind: Literal["limit", "distance", "exact", "matching"]
+    rate: "float | RateRule | None" = None
+    rate_status: str = ""
+    rate_note: str = ""
+    cdf: Callable[[Mapping[str, float], float], Callable[[np.ndarray], np.ndarray]] | None = None
+    tolerance: Callable[[int, Mapping[str, object]], float] | None = None
+    tolerance_note: str = ""
+    predicted_spectrum: Callable[[Mapping[str, object], float], np.ndarray] | None = None
+    asserted: bool = True  # False: recorded and shown, never counted as pass or fail
+    record_note: str = ""
+    #: finite-size model ``L + c T^-r`` with ``r`` estimated in this range (instead of ``rate``)
+    rate_range: tuple[float, float] | None = None
+    #: where the check is judged (``None``: everywhere); outside it the check is shown as
+    #: "outside its domain" with ``domain_note`` and does not count for the prediction
+    domain: Callable[[Mapping[str, float]], bool] | None = None
+    domain_note: str = ""
+    #: the size a deviation of a prediction equal to 0 is measured against (power of a
+    #: zero limit is reported relative to it), e.g. the value in the nearest wrong model
+    zero_scale: Callable[[Mapping[str, float]], float] | None = None
+    #: a family of finite-size models of known form (instead of ``rate``/``rate_range``)
+    models: tuple = ()
+    #: with ``models``: the theory's finite-size correction ``E x_T - L`` at parameters and
+    #: sizes, subtracted from the means before the family is fitted
+    correction: Callable[[Mapping[str, float], np.ndarray], np.ndarray] | None = None
+    #: ``(other, k)``: the statistic measures this prediction divided by the ``k``-th power
+    #: of the claim's prediction ``other`` (``sr(Sigma)/T`` over ``(sr(X)/T)^2``, a moment
+    #: ratio with no edge in it). Judged against ``P / P_other^k``: this prediction made
+    #: wrong on its own moves that by as much; ``other`` has checks of its own
+    relative_to: tuple[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind in ("limit", "distance") and self.asserted:
+            given = (self.rate is not None) + (self.rate_range is not None) + bool(self.models)
+            if given != 1:
+                raise ValueError(
+                    f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
+                    "exactly one finite-size model, a stated 'rate', a 'rate_range' or 'models' "
+                    "(consistency-only checks cannot reject a wrong limit)")
+        if self.correction is not None and not self.models:
+            raise ValueError(f"check {self.prediction}: a 'correction' needs 'models'")
+        if self.relative_to is not None and (
+                self.kind != "limit" or len(self.relative_to) != 2
+                or self.relative_to[0] == self.prediction
+                or isinstance(self.relative_to[1], bool) or not isinstance(self.relative_to[1], int)
+                or self.relative_to[1] < 1):
+            raise ValueError(f"check {self.prediction}: relative_to must be (another prediction, "
+                             f"a power >= 1) on a limit check, got {self.relative_to!r}")
+        if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
+            raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
+                             f"got {self.rate_range}")
+
+    def applies(self, params: Mapping[str, float]) -> bool:
+        """Whether this check is judged at ``params`` (its ``domain``)."""
+        return self.domain is None or bool(self.domain(params))
+
+    @property
+    def minimum_sizes(self) -> int:
+        """Sizes an asserted check needs to be judged: 3 for a stated rate (2 parameters and
+        a degree of freedom), 4 for a rate range, one more than a model family's largest
+        member has parameters; 1 for exact and recorded checks."""
+        if not self.asserted or self.kind not in ("limit", "distance"):
+            return 1
+        if self.models:
+            return 1 + max(m.parameters for m in self.models)
+        return 4 if self.rate_range is not None else 3
+
+    def rate_at(self, params: Mapping[str, float]) -> float | None:
+        """The stated rate at ``params`` (``None``: no rate asserted)."""
+        return self.rate(params) if isinstance(self.rate, RateRule) else self.rate
+
+    @property
+    def label(self) -> str:
+        distinct = self.kind == "distance" or self.relative_to is not None
+        return f"{self.prediction}:{self.statistic}" if distinct else self.prediction
+
+    def relative_value(self, value: float, predicted: Callable[[str], float]) -> float:
+        """What the statistic is judged against: ``value`` (this prediction's), divided by
+        ``predicted(other)**k`` for a check ``relative_to=(other, k)``."""
+        if self.relative_to is None:
+            return value
+        other, k = self.relative_to
+        return value / predicted(other) ** k
+
+
+#: The power a check must reach at each profile: the largest relative error of its
+#: prediction it may fail to reject (issue "verified must mean a wrong statement fails").
+POWER_TARGETS = {"quick": 0.05, "standard": 0.03, "large": 0.03, "gpu": 0.03}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A sweep: sizes (geometric), replicates per size, and the power it must reach:
+    every asserted check rejects its prediction made ``power`` wrong (relative) on the
+    samples of this profile, or the claim is not verified."""
+
+    sizes: tuple[int, ...]
+    replicates: int
+    power: float = 0.05
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    title: str
+    predictions: tuple[Prediction, ...]
+    checks: tuple[Check, ...]
+    parameters: tuple[str, ...]
+    experiment: str
+    references: tuple[str, ...]
+    profiles: Mapping[str, Profile]
+    fixed_parameters: Mapping[str, float] = field(default_factory=dict)
+    #: parameter points swept by each profile, e.g. several (depth, gamma) pairs; each
+    #: case is judged on its own samples and reported with its parameters
+    cases: Mapping[str, tuple[Mapping[str, float], ...]] = field(default_factory=dict)
+
+    def cases_for(self, profile: str, overrides: Mapping[str, object] | None = None
+                  ) -> list[dict[str, float | int]]:
+        """Resolved parameters of every case of ``profile``; user overrides win and
+        collapse cases that become identical."""
+        overrides = {k: v for k, v in (overrides or {}).items() if k in self.parameters}
+        out: list[dict[str, float | int]] = []
+        for case in self.cases.get(profile, ({},)):
+            values = self.resolve({**case, **overrides})
+            if values not in out:
+                out.append(values)
+        return out
+
+    @property
+    def status(self) -> str:
+        return weakest_status(p.status for p in self.predictions)
+
+    def prediction(self, name: str) -> Prediction:
+        for p in self.predictions:
+            if p.name == name:
+                return p
+        raise KeyError(f"claim {self.id} has no prediction {name!r}")
+
+    def resolve(self, overrides: Mapping[str, object] | None = None) -> dict[str, float | int]:
+        """Defaults for this claim's parameters, updated by validated ``overrides``."""
+        values = {name: defaults()[name] for name in self.parameters}
+        values.update(self.fixed_parameters)
+        values.update(validate_parameters(overrides or {}, self.parameters))
+        return values
+
+    def exact_parameters(self, values: Mapping[str, float | int]) -> dict[str, sp.Expr]:
+        return {name: exact(name, v) for name, v in values.items() if name in PARAMETERS}
+
+    def predict(self, values: Mapping[str, float | int]) -> dict[str, sp.Expr]:
+        """Every prediction as an exact sympy expression at ``values``."""
+        ex = self.exact_parameters(values)
+        return {p.name: p.formula(ex) for p in self.predictions}
+
+    def predict_numbers(self, values: Mapping[str, float | int], digits: int = 17) -> dict[str, float]:
+        return {k: float(sp.N(v, digits)) for k, v in self.predict(values).items()}
+
+    def statement(self, values: Mapping[str, float | int] | None = None) -> sp.Tuple:
+        """All predictions as one sympy tuple of equations, at symbolic parameters by default."""
+        if values is None:
+            params = {name: PARAMETERS[name].symbol for name in self.parameters}
+        else:
+            params = self.exact_parameters(values)
+        return sp.Tuple(*(p.statement(params) for p in self.predictions))
+
+    def statement_latex(self, values: Mapping[str, float | int] | None = None) -> str:
+        names = {sp.Symbol(p.name): p.quantity for p in self.predictions}
+        names.update({PARAMETERS[n].symbol: PARAMETERS[n].latex for n in self.parameters})
+        return r",\quad ".join(sp.latex(eq, symbol_names=names) for eq in self.statement(values))
+

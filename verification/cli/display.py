@@ -1,0 +1,155 @@
+"""Human-readable output: a progress display on long sweeps and the verdict table (rich)."""
+from __future__ import annotations
+
+import math
+
+import sys
+from contextlib import nullcontext
+from typing import Mapping, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgress, TextColumn, \
+    TimeElapsedColumn, TimeRemainingColumn
+from rich.markup import escape
+from rich.table import Table
+
+from gapverify.verification.judging.verdict import family_label
+
+__all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nullcontext"]
+
+console = Console(stderr=False, width=None if sys.stdout.isatty() else 150)
+_err = Console(stderr=True)
+
+_VERDICT_WORDS = {
+    ("pass", "theorem"): "verified", ("pass", "derived"): "verified",
+    ("pass", "conjecture"): "supported (conjecture)", ("pass", "empirical"): "reproduced",
+}
+
+
+def verdict_word(verdict: str, status: str) -> str:
+    return _VERDICT_WORDS.get((verdict, status), verdict)
+
+
+class Progress:
+    """One bar per claim: replicates sampled out of those missing from the store."""
+
+    def __init__(self) -> None:
+        self._bar = _RichProgress(TextColumn("{task.description}"), BarColumn(),
+                                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                  console=_err, transient=False)
+        self._task = None
+
+    def __enter__(self):
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._bar.__exit__(*exc)
+
+    def start(self, claim: str, todo: int, total: int) -> None:
+        reused = total - todo
+        label = f"{claim}" + (f" ({reused} reused)" if reused else "")
+        self._task = self._bar.add_task(label, total=max(todo, 1), completed=0 if todo else 1)
+
+    def advance(self, task, seconds: float) -> None:
+        self._bar.advance(self._task)
+
+
+def claims_table(rows: Sequence[Mapping]) -> None:
+    t = Table(title="Claims", box=box.SIMPLE_HEAVY)
+    for col in ("id", "status", "statement"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["id"], r["status"], r["statement"])
+    console.print(t)
+
+
+def predictions_table(out: Mapping, statuses: Mapping[str, str]) -> None:
+    t = Table(title=f"{out['claim']} ({out['status']}) at "
+                    + ", ".join(f"{k}={v:g}" for k, v in out["parameters"].items()),
+              box=box.SIMPLE_HEAVY)
+    t.add_column("prediction"), t.add_column("value", justify="right"), t.add_column("status")
+    for k, v in out["predictions"].items():
+        t.add_row(k, f"{v:.10g}", statuses[k])
+    console.print(t)
+
+
+def _fmt(x, digits=4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+_CHECK_WORDS = {"lacks power": "lacks power", "outside domain": "outside domain",
+                "recorded": "recorded", "not assessed": "not assessed", "fail": "FAILED"}
+_CHECK_STYLE = {"pass": "green", "fail": "bold red", "lacks power": "yellow",
+                "outside domain": "dim", "recorded": "dim"}
+
+
+def _model_text(c) -> str:
+    if c.kind in ("exact", "matching") or c.power_class == "exact":
+        return "exact"
+    if c.models:
+        return family_label(c.models, c.corrected)
+    if c.rate_range:
+        return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"
+    if c.rate is None:
+        return "-"
+    return f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}"
+
+
+def _measured_text(c) -> str:
+    if not c.rows:
+        return "-"
+    last = c.rows[-1]
+    if c.kind in ("exact", "matching"):
+        return f"{last.error:.2e} (residual)"
+    if c.kind == "distance":
+        return f"D={last.error:.4f}±{last.error_se:.4f}"
+    if last.n < 2 or not math.isfinite(last.se):  # one replicate: no standard error
+        return f"{last.mean:.5g} (n={last.n})"
+    return f"{last.mean:.5g}±{last.se:.2g}"
+
+
+def verdict_table(results, opts) -> None:
+    """Per check: prediction, measured at the largest size, finite-size model, power
+    (smallest relative error the samples reject), verdict; then per claim its verdict,
+    "k of n predictions verified with power" and what is not verified."""
+    from gapverify.verification.judging.verdict import RULES, power_text
+
+    t = Table(title=f"Verdicts (root seed {opts.seed}, profile {opts.profile}"
+                    + (f", {results[0].variant}" if results and results[0].variant != "as stated" else "")
+                    + ")", box=box.SIMPLE_HEAVY, show_lines=False)
+    for col, j in (("claim", "left"), ("check", "left"), ("status", "left"),
+                   ("predicted", "right"), ("T max", "right"), ("measured ± se", "right"),
+                   ("rate: stated / fitted", "right"), ("power", "right"), ("verdict", "left")):
+        t.add_column(col, justify=j)
+    for res in results:
+        for i, c in enumerate(res.checks):
+            style = _CHECK_STYLE.get(c.verdict, "yellow")
+            word = (verdict_word(c.verdict, c.status) if c.verdict == "pass"
+                    else _CHECK_WORDS.get(c.verdict, c.verdict))
+            t.add_row(res.claim if i == 0 else "", escape(c.label), c.status,
+                      "law" if c.kind == "distance" else _fmt(c.predicted, 6),
+                      str(c.rows[-1].T) if c.rows else "-", _measured_text(c),
+                      escape(_model_text(c)), power_text(c.power), f"[{style}]{word}[/]")
+        t.add_section()
+    console.print(t)
+    for res in results:
+        passed = {"theorem": "[green]VERIFIED[/]", "derived": "[green]VERIFIED[/]",
+                  "conjecture": "[green]SUPPORTED[/] (includes a conjecture: not a theorem)",
+                  "empirical": "[green]REPRODUCED[/] (empirical law)"}[res.status]
+        word = {"pass": passed, "fail": "[bold red]FAILED[/]",
+                "not verified": "[yellow]NOT VERIFIED[/]",
+                "not assessed": "[yellow]NOT ASSESSED[/]",
+                "flaky": "[yellow]FLAKY[/] (did not recur on replay)"}.get(res.verdict, res.verdict)
+        console.print(f"{res.claim} ({res.status}): {word}; {res.power_summary}; "
+                      f"q = {res.q:.3f} ({res.tests} tests, level {res.level:g} for this claim)",
+                      highlight=False)
+        for c in res.failed:
+            console.print(f"  - {escape(c.label)}: {escape(c.reason)}", highlight=False)
+        for why in res.unverified:
+            console.print(f"  - not verified: {escape(why)}", highlight=False)
+        if res.replay:
+            console.print(f"  replayed with root seed {res.replay['root_seed']}: "
+                          f"{res.replay['verdict']}")
+    console.print("Rules: " + "; ".join(RULES), style="dim")

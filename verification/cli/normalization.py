@@ -1,0 +1,68 @@
+"""``gapverify normalization-figure``: LayerNorm and skip connections against depth
+(:mod:`gapverify.verification.tools.normalization`), printed and drawn."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gapverify.verification.claims.inputs import UsageError, _int_in, parse_sizes
+
+#: The attention matrices the figure compares (tools.normalization builds them).
+ATTENTIONS = ("markov", "xavier")
+
+
+def _print(profiles, attention: str) -> None:
+    from rich.table import Table
+
+    from gapverify.verification.tools.normalization import exponents
+
+    from gapverify.verification.cli.display import console
+
+    for T, prof in sorted(profiles.items()):
+        depth = next(iter(prof.values())).shape[2]
+        t = Table(title=f"sr(Sigma_l), {attention} attention, T = d = {T}: A / Aperp (mean of seeds)")
+        t.add_column("variant")
+        for l in range(depth):
+            t.add_column(f"l={l + 1}", justify="right")
+        for label, sr in prof.items():
+            m = sr.mean(axis=1)
+            t.add_row(label, *[f"{m[0, l]:.2f} / {m[1, l]:.1f}" for l in range(depth)])
+        console.print(t)
+    if len(profiles) >= 3:
+        t = Table(title="exponent b of sr(Sigma_L) ~ T^b at the last layer (95% interval)")
+        for col in ("variant", "A", "Aperp", "advantage Aperp/A"):
+            t.add_column(col, justify="right")
+        for row in exponents(profiles):
+            t.add_row(row["variant"], *[f"{row[k][0]:+.3f} ± {row[k][1]:.3f}"
+                                        for k in ("A", "Aperp", "advantage")])
+        console.print(t)
+    console.print("empirical: no limit is proven for these variants (claim "
+                  "variants.normalization, docs/claims.md); nan: the network's output vanished to round-off")
+
+
+def _cmd(args) -> int:
+    from gapverify.verification.tools.normalization import normalization_profile, write_outputs
+
+    if args.attention not in ATTENTIONS:
+        raise UsageError(f"parameter '--attention' must be one of {', '.join(ATTENTIONS)}, "
+                         f"got {args.attention!r}")
+    sizes = parse_sizes(args.T)
+    profiles = {T: normalization_profile(T, args.depth, args.seeds, args.attention, args.seed)
+                for T in sizes}
+    _print(profiles, args.attention)
+    for path in write_outputs(profiles, args.attention, Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("normalization-figure",
+                       help="LayerNorm and skip connections: sr(Sigma_l) against depth, A vs Aperp")
+    p.add_argument("--T", default="150", help="context lengths T1,T2,... (d = T)")
+    p.add_argument("--depth", type=_int_in("--depth", 1, 64), default=10)
+    p.add_argument("--seeds", type=_int_in("--seeds", 2, 1000), default=5)
+    p.add_argument("--attention", default="markov", help="markov | xavier")
+    p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=None)
+    p.add_argument("--out", default="reports/out")
+
+
+COMMANDS = {"normalization-figure": _cmd}

@@ -1,0 +1,235 @@
+"""The ``gapverify run`` command: sample the selected claims, judge them and print (and
+record) the verdicts, with what it needs around the sampling: the ``--profile large``
+and early memory checks, :class:`LineProgress` (progress lines off a terminal, also used
+by ``audit``), SIGTERM handled as an interrupt, the store line on stderr and the
+``training.fix`` seeds table. Registered in :mod:`verification.cli`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from gapverify.verification.judging.outcomes import (
+    EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_UNVERIFIED,
+)
+from gapverify.verification.claims.inputs import (
+    UsageError, _check_perturbed_names, _claims_arg, check_finite, check_overrides,
+    check_sizes, parse_perturb, parse_perturb_parameter, parse_set,
+)
+from gapverify.verification.cli.args import write_json
+
+
+def _cmd_run(args) -> int:
+    # the run's machinery (numpy, scipy, sympy) is imported here, not at start-up
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.cli import display
+    from gapverify.verification.running.sampling_inputs import backend_claims, select_entry_claims
+    from gapverify.verification.running.store import Store
+    from gapverify.verification.running.suite import RunOptions, results_json, verify
+
+    claims = _claims_arg(args.claims)
+    overrides = parse_set(args.set)
+    claims = _large_claims(claims, args)
+    claims = backend_claims(claims, backend=args.backend, device=args.device, dtype=args.dtype,
+                            profile=args.profile, entries=args.entries, named=bool(args.claims))
+    if args.profile == "gpu":
+        lacking = [c for c in claims if "gpu" not in get_claim(c).profiles]
+        if lacking:
+            raise UsageError(f"parameter '--profile gpu': claim {lacking[0]} has no gpu profile; "
+                             f"claims with one: markov.outliers, width.stable_rank")
+    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
+    check_overrides(claims, overrides)
+    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    if args.device == "cuda" and args.workers is None:
+        workers = 1  # one device: tasks in this process, one after the other
+    if args.sizes and args.scheduler is None and args.backend == "numpy" and args.dtype == "float64":
+        _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
+    check_sizes(claims, args.sizes)
+    if overrides:
+        check_finite(claims, overrides, args.profile)
+    from gapverify.verification.running.executors import parse_scheduler
+
+    parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
+    perturb, perturb_predictions = parse_perturb(args.perturb)
+    perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
+    _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
+    _say_store(args)
+    opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
+                      replicates=args.replicates, seed=args.seed, overrides=overrides,
+                      perturb=perturb, perturb_predictions=perturb_predictions,
+                      perturb_parameters=perturb_parameters, workers=workers, level=args.level,
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries,
+                      backend=args.backend, device=args.device, dtype=args.dtype)
+    store = Store(args.store)
+    progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
+                                        else LineProgress())
+    from gapverify.verification.running.runner import Terminated
+
+    try:
+        with _terminate_as_interrupt(), (progress or display.nullcontext()):
+            results = verify(opts, store, progress=progress)
+    except KeyboardInterrupt as exc:
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"\n{how}: {store.count()} measurements are kept in {args.store}; "
+              "rerun the same command to resume", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    payload = results_json(results, opts)
+    payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
+    if args.backend != "numpy" or args.dtype != "float64":
+        payload["backend"] = {"backend": args.backend, "device": args.device, "dtype": args.dtype}
+    run_id = store.add_run(payload["command"], payload)
+    if run_id:
+        payload["run_id"] = run_id
+        print(f"gapverify: recorded as run {run_id} in {args.store} ('gapverify runs' lists "
+              "the runs)", file=sys.stderr)
+    else:
+        print(f"gapverify: note: the store {args.store} is read-only: this run's verdicts are "
+              "printed (and written with --json) but not recorded", file=sys.stderr)
+    display.verdict_table(results, opts)
+    from gapverify.verification.running.suite import entry_law_lines, plan_run
+
+    for line in entry_law_lines(plan_run(opts)) if args.entries else ():
+        print(line)
+    if "training.fix" in claims:
+        _print_training_seeds(store, opts)
+    if "backend" in payload:
+        print(f"Sampled with {args.backend} on {args.device} in {args.dtype} "
+              f"(numerics.array_api; store key includes backend, device and dtype)")
+    if args.json:
+        write_json(args.json, payload)
+    if any(r.verdict in ("fail", "flaky") for r in results):
+        return EXIT_FAIL
+    return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
+
+
+def _print_training_seeds(store, opts) -> None:
+    """The seeds table of ``training.fix`` (every seed: trained or not, steps, loss
+    ratios; standard against fix) from the stored measurements of this run; the loss
+    curves and the JSON: ``python -m gapverify.reports.model_figures training``."""
+    from gapverify.numerics.training import seeds_table
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.runner import SerialExecutor
+    from gapverify.verification.running.suite import plan_run, sample
+
+    plan = plan_run(opts)
+    claim = get_claim("training.fix")
+    for values in plan.cases["training.fix"]:
+        data = sample(store, claim, values, plan.profiles["training.fix"], opts.seed,
+                      SerialExecutor())
+        for T, reps in sorted(data.items()):
+            for r, m in enumerate(reps):
+                if "unavailable" in m:
+                    return
+                print(f"\ntraining.fix, T = {T}, depth {int(values['depth'])}, replicate {r}:")
+                print(seeds_table(m))
+    print("loss curves and the seeds as JSON: python -m gapverify.reports.model_figures training "
+          f"--store {store.path} --seed {opts.seed}")
+
+
+class LineProgress:
+    """Progress as plain lines on stderr when it is not a terminal (a log, CI, a pipe):
+    one line when a group of tasks starts, one every ``every`` seconds while it runs (done,
+    rate and the time left at that rate: a standard sweep is one group of 16 000 tasks
+    and minutes long) and one when it is finished, instead of a redrawn bar."""
+
+    def __init__(self, stream=None, every: float = 30.0) -> None:
+        self._stream = stream
+        self._every = every
+        self._label, self._todo, self._done, self._start = "", 0, 0, 0.0
+        self._last = 0.0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def _print(self, text: str) -> None:
+        print(text, file=self._stream or sys.stderr, flush=True)
+
+    def start(self, claim: str, todo: int, total: int) -> None:
+        import time
+
+        self._label, self._todo, self._done, self._start = claim, todo, 0, time.monotonic()
+        self._last = self._start
+        reused = total - todo
+        self._print(f"sampling {claim}: {todo} task(s)" + (f", {reused} reused from the store"
+                                                           if reused else ""))
+        if todo == 0:
+            self._print(f"sampled {claim}: nothing to do")
+
+    def advance(self, task, seconds: float) -> None:
+        import time
+
+        self._done += 1
+        now = time.monotonic()
+        if self._done == self._todo:
+            self._print(f"sampled {self._label}: {self._done}/{self._todo} task(s) in "
+                        f"{now - self._start:.1f} s")
+        elif now - self._last >= self._every:
+            self._last = now
+            elapsed = now - self._start
+            left = elapsed * (self._todo - self._done) / self._done
+            self._print(f"  {self._label}: {self._done}/{self._todo} task(s) "
+                        f"({100 * self._done / self._todo:.0f}%) in {elapsed:.0f} s, about "
+                        f"{left:.0f} s left")
+
+
+def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
+    """The memory estimate of the largest size (exit 2 naming ``--sizes``) before the other
+    checks of ``--sizes``, so that a size that cannot fit is named as such."""
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.runner import Task, check_memory
+
+    tasks = [Task(get_claim(c).experiment, tuple(sorted((k, float(v)) for k, v in case.items())),
+                  max(sizes), 0, 0, "") for c in claims
+             for case in get_claim(c).cases_for(profile, overrides)]
+    check_memory(tasks, workers)
+
+
+def _large_claims(claims: list[str], args) -> list[str]:
+    """``--profile large``: the claims that have one (all of them when none is named)."""
+    from gapverify.verification.claims.registry import get_claim
+
+    if args.profile != "large":
+        return claims
+    have = [c for c in claims if "large" in get_claim(c).profiles]
+    if args.claims and len(have) < len(claims):
+        from gapverify.verification.claims.registry import CLAIMS
+
+        lacking = next(c for c in claims if c not in have)
+        raise UsageError(f"parameter '--profile large': claim {lacking} has no large profile; "
+                         f"claims with one: {', '.join(c for c in CLAIMS if 'large' in CLAIMS[c].profiles)}")
+    if not have:
+        raise UsageError("parameter '--profile large': no claim has a large profile")
+    return have
+
+
+class _terminate_as_interrupt:
+    """SIGTERM raises :class:`verification.runner.Terminated` in the main thread while a
+    run is on (a ``KeyboardInterrupt``: the same clean-up as Ctrl-C, exit 143)."""
+
+    def __enter__(self):
+        import signal
+
+        from gapverify.verification.running.runner import Terminated
+
+        def on_term(signum, frame):
+            raise Terminated()
+
+        try:
+            self._old = signal.signal(signal.SIGTERM, on_term)
+        except ValueError:  # not the main thread: leave signals alone
+            self._old = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+        return False
+
+
+def _say_store(args) -> None:
+    print(f"gapverify: store {args.store} ({args.store_source})", file=sys.stderr)

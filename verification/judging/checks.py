@@ -1,0 +1,342 @@
+"""The per-size judging of one check, shared by the verdict and the power search.
+
+It holds the result records (:class:`Variant`, :class:`SizeRow`, :class:`CheckResult`,
+:class:`ClaimResult`) with the default false-alarm level and the round-off tolerance, and
+the primitives that judge a check's measurements once: an exact check's residuals
+(:func:`_exact`), a statistical check's measurements arranged per size (:class:`_Prepared`)
+and judged by its rate and limit tests, rate-range interval or model family
+(:func:`_judge_rows`, :func:`_statistical`). :mod:`verification.power` judges the same
+samples again against wrong predictions with these; :mod:`verification.verdict` builds a
+claim's verdict from them (the rules are in its docstring).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from gapverify.verification.claims.model import Check
+from gapverify.verification.judging.inference import (
+    extrapolate_limit, family_limit, power_law_fit, profile_limit, summarise,
+)
+
+__all__ = ["Variant", "SizeRow", "CheckResult", "ClaimResult", "Measurements",
+           "DEFAULT_LEVEL", "ROUNDOFF"]
+
+DEFAULT_LEVEL = 0.01
+#: A limit statistic whose every replicate equals the prediction to this relative
+#: accuracy is exact at those parameters (1000 ulps of accumulated round-off).
+ROUNDOFF = 1e3 * float(np.finfo(float).eps)
+
+Measurements = Mapping[int, Sequence[Mapping[str, object]]]  # size -> replicates
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A (possibly wrong) version of a claim's statement, judged on the same data.
+
+    Global changes: ``scale`` multiplies every predicted limit (``--perturb EPS`` is
+    ``scale = 1 + EPS``; for a law, its scale); ``parameters`` evaluates the theory at
+    other parameter values than those sampled; ``rate_shift`` is added to every stated
+    rate. Changes to one prediction alone (the rest of the statement unchanged):
+    ``scales``, ``prediction_parameters`` and ``rate_shifts``, keyed by prediction name.
+    """
+
+    name: str = "as stated"
+    scale: float = 1.0
+    parameters: Mapping[str, float] = field(default_factory=dict)
+    rate_shift: float = 0.0
+    scales: Mapping[str, float] = field(default_factory=dict)
+    prediction_parameters: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    rate_shifts: Mapping[str, float] = field(default_factory=dict)
+    #: added to one prediction after scaling: a prediction equal to 0 made wrong
+    offsets: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> bool:
+        return (self.scale == 1.0 and not self.parameters and not self.rate_shift
+                and all(s == 1.0 for s in self.scales.values())
+                and not any(self.offsets.values())
+                and not self.prediction_parameters and not any(self.rate_shifts.values()))
+
+    def scale_for(self, prediction: str) -> float:
+        return self.scale * self.scales.get(prediction, 1.0)
+
+    def rate_shift_for(self, prediction: str) -> float:
+        return self.rate_shift + self.rate_shifts.get(prediction, 0.0)
+
+    def theory_parameters(self, prediction: str, params: Mapping[str, float]) -> dict:
+        out = dict(params)
+        out.update(self.parameters)
+        out.update(self.prediction_parameters.get(prediction, {}))
+        return out
+
+
+@dataclass
+class SizeRow:
+    T: int
+    n: int
+    mean: float
+    se: float
+    error: float
+    error_se: float
+
+
+@dataclass
+class CheckResult:
+    claim: str
+    label: str
+    statistic: str
+    kind: str
+    status: str
+    predicted: float
+    rate: float | None
+    verdict: str  # pass / fail / lacks power / recorded / outside domain / not assessed
+    reason: str
+    rows: list[SizeRow]
+    beta: float | None = None
+    beta_se: float | None = None
+    limit_hat: float | None = None
+    limit_se: float | None = None
+    failing_size: int | None = None
+    failing_replicate: int | None = None
+    rate_note: str = ""
+    rate_status: str = ""
+    tolerance_note: str = ""
+    case: dict | None = None  # the parameters this check was judged at
+    reproduce: str = ""  # one command that replays a failure
+    prediction: str = ""
+    power_class: str = ""  # exact / rated / rate range / recorded / outside domain
+    power: float | None = None  # smallest relative error rejected (both signs); inf: none
+    power_target: float | None = None
+    rate_range: list[float] | None = None
+    limit_interval: list[float] | None = None  # accepted limits (rate-range, model-family checks)
+    models: list[str] | None = None  # a model-family check's members (formulas)
+    corrected: bool = False  # the theory's finite-size mean was subtracted before fitting
+    #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
+    parameter_moves: list[dict] | None = None
+
+    @property
+    def powered(self) -> bool:
+        return self.power is not None and self.power_target is not None and self.power <= self.power_target
+
+
+@dataclass
+class ClaimResult:
+    claim: str
+    status: str
+    verdict: str  # pass / fail / flaky / not verified / not assessed
+    checks: list[CheckResult]
+    parameters: dict
+    sizes: list[int]
+    replicates: int
+    root_seed: int
+    variant: str = "as stated"
+    replay: dict | None = None
+    q: float = 0.0  # the Bonferroni quantile the verdicts used
+    experiment: str = ""  # the store key of the measurements (claims may share one)
+    cases: list[dict] | None = None  # parameters of every case, when a claim sweeps several
+    unverified: list[str] = field(default_factory=list)  # why the claim is not verified
+    power_summary: str = ""  # "k of n predictions verified with power"
+    level: float = DEFAULT_LEVEL
+    tests: int = 0
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.verdict == "fail"]
+
+
+def _values(reps: Sequence[Mapping[str, object]], key: str) -> np.ndarray:
+    return np.array([float(r[key]) for r in reps])
+
+
+def _matching_residual(measured: np.ndarray, predicted: np.ndarray) -> float:
+    # max_i |mu_i - lambda_pi(i)| for the assignment pi minimising the total distance
+    cost = np.abs(np.asarray(measured)[:, None] - np.asarray(predicted)[None, :])
+    rows, cols = linear_sum_assignment(cost)
+    return float(cost[rows, cols].max())
+
+
+def _exact(check: Check, data: Measurements, predicted: float, base: dict) -> CheckResult:
+    rows, fail_T, fail_r, worst = [], None, None, 0.0
+    for T in sorted(data):
+        residuals = []
+        for r, m in enumerate(data[T]):
+            if check.kind == "matching":
+                res = _matching_residual(np.asarray(m[check.statistic]),
+                                         check.predicted_spectrum(m, predicted))
+            else:
+                res = abs(float(m[check.statistic]) - predicted)
+            residuals.append(res)
+            tol = check.tolerance(T, m)
+            worst = max(worst, res + tol)
+            if res > tol and fail_T is None:
+                fail_T, fail_r = T, r
+        residuals = np.array(residuals)
+        rows.append(SizeRow(T, len(residuals), float(residuals.max()), 0.0,
+                            float(residuals.max()), 0.0))
+    verdict = "fail" if fail_T is not None else "pass"
+    reason = (f"residual above tolerance ({check.tolerance_note}) at T={fail_T}, replicate {fail_r}"
+              if fail_T else f"max residual {max(r.error for r in rows):.2e} within tolerance "
+                             f"({check.tolerance_note})")
+    # |x - L(1 + e)| >= e|L| - |x - L| exceeds the tolerance once e|L| > residual + tolerance;
+    # a spectrum's scale moves its largest eigenvalue (|lambda_1| = 1) by e
+    scale = 1.0 if check.kind == "matching" else abs(predicted)
+    power = worst / scale if scale else math.inf
+    return CheckResult(**base, verdict=verdict, reason=reason, rows=rows,
+                       failing_size=fail_T, failing_replicate=fail_r, power=power)
+
+
+class _Prepared:
+    """One check's measurements arranged for repeated judging (power search): the values
+    of a limit statistic, or each replicate's sorted sample for a distance, per size."""
+
+    def __init__(self, check: Check, data: Measurements):
+        self.check = check
+        self.sizes = sorted(data)
+        if check.kind == "distance":
+            self.samples = {T: [np.sort(np.asarray(m[check.statistic], dtype=float)) for m in data[T]]
+                            for T in self.sizes}
+        else:
+            self.values = {T: _values(data[T], check.statistic) for T in self.sizes}
+
+    def errors(self, T: int, predicted: float, params, scale: float) -> np.ndarray:
+        if self.check.kind == "distance":
+            cdf = self.check.cdf(params, scale)
+            out = []
+            for x in self.samples[T]:
+                # Kolmogorov distance of a sorted sample to a continuous CDF
+                F, n = cdf(x), x.size
+                i = np.arange(1, n + 1)
+                out.append(max(float(np.max(i / n - F)), float(np.max(F - (i - 1) / n))))
+            return np.array(out)
+        return np.abs(self.values[T] - predicted)
+
+    def mean_rows(self, T: int, predicted: float, params, scale: float) -> SizeRow:
+        e = self.errors(T, predicted, params, scale)
+        x = e if self.check.kind == "distance" else self.values[T]
+        sx, se_ = summarise(T, x), summarise(T, e)
+        return SizeRow(T, sx.n, sx.mean, sx.se, se_.mean, se_.se)
+
+
+@dataclass
+class _Outcome:
+    ok: bool
+    reason: str
+    beta: float | None = None
+    beta_se: float | None = None
+    limit_hat: float | None = None
+    limit_se: float | None = None
+    rate: float | None = None
+    failing: int | None = None
+    interval: tuple[float, float] | None = None
+
+
+def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float | None,
+                q: float, params: Mapping[str, float] | None = None) -> _Outcome:
+    """The rate and limit tests of a rated check, or the profile interval of a rate-range
+    check, on the per-size summaries ``rows``."""
+    Ts = np.array([r.T for r in rows], dtype=float)
+    err = np.array([r.error for r in rows])
+    err_se = np.array([r.error_se for r in rows])
+    means = np.array([r.mean for r in rows])
+    mean_se = np.array([r.se for r in rows])
+    if check.models:
+        if check.correction is not None:  # the theory's E x_T - L, known at every size
+            means = means - np.asarray(check.correction(params, Ts.astype(int)), dtype=float)
+        fam = family_limit(Ts, means, mean_se, check.models, q)
+        ok = fam.accepts(predicted)
+        members = ", ".join(f"{name} {L:.5g}" for name, L, _ in fam.fits)
+        reason = (f"{len(fam.fits)} finite-size models ({members}): L in "
+                  f"[{fam.low:.5g}, {fam.high:.5g}]" + ("" if ok else f", which misses {predicted:.5g}"))
+        return _Outcome(ok, reason, limit_hat=fam.L, limit_se=fam.se_L,
+                        failing=None if ok else int(Ts[-1]), interval=(fam.low, fam.high))
+    if check.rate_range is not None:
+        prof = profile_limit(Ts, means, mean_se, check.rate_range, q)
+        ok = prof.accepts(predicted)
+        reason = (f"x_T = L + c T^-r, r in [{prof.rates[0]:.2f}, {prof.rates[1]:.2f}] "
+                  f"(stated range [{check.rate_range[0]:.3g}, {check.rate_range[1]:.3g}]): "
+                  f"L in [{prof.low:.5g}, {prof.high:.5g}]"
+                  + ("" if ok else f", which misses {predicted:.5g}"))
+        return _Outcome(ok, reason, limit_hat=prof.L, limit_se=prof.se_L,
+                        failing=None if ok else int(Ts[-1]), interval=(prof.low, prof.high))
+    fit = power_law_fit(Ts, err, err_se)
+    beta = -fit.b
+    rate_ok = beta + q * fit.se_b >= rate
+    target = 0.0 if check.kind == "distance" else predicted
+    # extrapolate at the stated rate, or at the fitted one where the data converge faster
+    # (a stated rate is a lower bound; a faster truth would bias a fixed-rate intercept)
+    ext = extrapolate_limit(Ts, means, mean_se, max(rate, beta))
+    limit_ok = (ext.a <= q * ext.se_a if check.kind == "distance"
+                else abs(ext.a - target) <= q * ext.se_a)
+    reasons = []
+    if not rate_ok:
+        reasons.append(f"error decays like T^(-beta), beta = {beta:.2f}±{fit.se_b:.2f}, "
+                       f"slower than the stated rate {rate:.3g}")
+    if not limit_ok:
+        reasons.append(f"extrapolated limit {ext.a:.5g}±{ext.se_a:.2g} misses {target:.5g}")
+    ok = rate_ok and limit_ok
+    reason = "; ".join(reasons) or (f"error ~ T^(-beta), beta = {beta:.2f}±{fit.se_b:.2f} "
+                                    f"(stated {rate:.3g}); limit {ext.a:.5g}±{ext.se_a:.2g}")
+    failing = None if ok else _first_outside_envelope(Ts, err, err_se, rate, q)
+    return _Outcome(ok, reason, beta, fit.se_b, ext.a, ext.se_a, rate, failing)
+
+
+def _first_outside_envelope(T, err, se, rate, q) -> int:
+    """Smallest size whose error exceeds the stated-rate envelope anchored at the smallest
+    size: :math:`\\bar e_i > \\bar e_1 (T_i/T_1)^{-\\alpha} + q\\,\\mathrm{se}`."""
+    for i in range(1, len(T)):
+        shrink = (T[i] / T[0]) ** (-rate)
+        if err[i] > err[0] * shrink + q * math.hypot(se[i], se[0] * shrink):
+            return int(T[i])
+    return int(T[-1])
+
+
+def _informative(check: Check, rows: list[SizeRow], predicted: float) -> np.ndarray:
+    """Sizes whose mean error is above round-off: a statistic equal to its limit to
+    round-off carries no rate (the gradient identity at depth 1 is exact for every draw;
+    sr(Sigma_l) - 1 ~ T^(1-2l) reaches double precision by T ~ 100 at depth 4)."""
+    if check.kind != "limit":
+        return np.ones(len(rows), bool)
+    floor = ROUNDOFF * max(1.0, abs(predicted))
+    return np.array([r.error > floor for r in rows])
+
+
+def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mapping[str, float],
+                 scale: float, rate: float | None, q: float, base: dict) -> CheckResult:
+    rows = [prep.mean_rows(T, predicted, params, scale) for T in prep.sizes]
+    result = CheckResult(**base, verdict="pass", reason="", rows=rows)
+    if not check.asserted:
+        result.verdict, result.reason = "recorded", check.record_note or check.rate_note
+        return result
+    keep = _informative(check, rows, predicted)
+    used = [r for r, k in zip(rows, keep) if k]
+    if not keep.all():
+        first = rows[int(np.flatnonzero(~keep)[0])].T
+        if len(used) < 3:
+            floor = ROUNDOFF * max(1.0, abs(predicted))
+            result.reason = (f"equal to the limit to round-off (mean error <= {floor:.1e}) "
+                             f"from T = {first} on: exact there, faster than any rate")
+            result.power_class = "exact"
+            result.power = (floor + max(r.error for r in rows)) / max(abs(predicted), 1e-300)
+            return result
+        result.reason = f"sizes at round-off from T = {first} excluded; "
+    needed = check.minimum_sizes
+    if len(used) < needed:
+        result.verdict = "not assessed"
+        what = "model family" if check.models else "rate range" if check.rate_range else "rate"
+        result.reason = f"a {what} needs at least {needed} sizes"
+        return result
+    out = _judge_rows(check, used, predicted, rate, q, params)
+    result.verdict = "pass" if out.ok else "fail"
+    result.reason += out.reason
+    result.beta, result.beta_se = out.beta, out.beta_se
+    result.limit_hat, result.limit_se = out.limit_hat, out.limit_se
+    result.failing_size = out.failing
+    if out.interval is not None and all(map(math.isfinite, out.interval)):
+        result.limit_interval = [float(out.interval[0]), float(out.interval[1])]
+    return result
+

@@ -1,0 +1,267 @@
+r"""Judging stored measurements against a claim's statement, and the power of each check.
+
+The rules (printed with every verdict table, see :data:`RULES`):
+
+``exact``
+    every replicate's residual is within the round-off tolerance stated by the check.
+``limit`` / ``distance`` with a stated rate :math:`\alpha`
+    *rate*: the exponent :math:`\hat\beta` of the mean absolute error
+    :math:`\bar e_T \approx C T^{-\beta}` (weighted log-log fit) is not significantly
+    below :math:`\alpha`: :math:`\hat\beta + q\,\mathrm{se}(\hat\beta) \ge \alpha`;
+    a stated rate is a lower bound, set (and documented per check) below the local slopes
+    measured at ``T <= 1024``;
+    *limit*: the extrapolation :math:`\bar x_T = \hat L + c T^{-r}`,
+    :math:`r = \max(\alpha, \hat\beta)`, reaches the claimed limit:
+    :math:`|\hat L - L| \le q\,\mathrm{se}(\hat L)` (for a distance, :math:`\hat L \le q\,\mathrm{se}`).
+``limit`` with a rate range :math:`[r_{lo}, r_{hi}]`
+    the finite-size model :math:`\bar x_T = L + c T^{-r}` with :math:`r` estimated in the
+    range: the claimed limit lies in the profile-likelihood interval of :math:`L`
+    (:func:`verification.inference.profile_limit`).
+``limit`` with a model family
+    each finite-size model of the family (a correction of known form, e.g.
+    :math:`1/\log^2 T`) is fitted; the claimed limit lies in the union of their intervals
+    (:func:`verification.inference.family_limit`).
+
+Power. A check that passes is also asked how wrong its prediction would have to be for
+the same samples to reject it: the *power* is the smallest relative error :math:`e` such
+that the prediction times :math:`1 + e` and times :math:`1 - e` are both rejected (found
+by bisection on the judging itself; exact for a rate-range check, whose interval does not
+depend on the prediction; for a prediction equal to 0, relative to the check's
+``zero_scale``). A check whose power is worse than its profile's target (5% quick, 3%
+standard) *lacks power*: its prediction is not verified, and neither is the claim.
+
+:math:`q` is the normal quantile for the false-alarm level of a claim (default 1%) split by
+Bonferroni over the statistical tests of that claim, across its parameter cases: a claim's
+verdict does not depend on which other claims are in the run. Fits inflate their errors by
+the Birge ratio (``verification.inference``).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from gapverify.verification.claims.model import Check, Claim
+from gapverify.verification.judging.checks import (
+    DEFAULT_LEVEL, ROUNDOFF, CheckResult, ClaimResult, Measurements, SizeRow, Variant, _exact,
+    _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
+    _Prepared, _statistical, _values,
+)
+from gapverify.verification.judging.power import (
+    _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
+    measure_power, parameter_blind_spots, parameter_moves, power_text, wrong_values,
+)
+
+#: every name this module defined before judging and power moved out
+#: (:mod:`verification.judging`, :mod:`verification.power`): those re-exported from there
+__all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
+           "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class",
+           "power_text", "family_label", "wrong_values", "PARAMETER_FACTORS", "RATE_SHIFT",
+           "SizeRow", "Measurements", "measure_power", "parameter_moves",
+           "parameter_blind_spots", "_values", "_matching_residual", "_exact", "_Prepared",
+           "_Outcome", "_judge_rows", "_informative", "_statistical", "_rejects",
+           "_zero_reference", "_first_outside_envelope", "_tests_in",
+           "_POWER_LOW", "_POWER_HIGH", "_POWER_STEPS"]
+
+#: Predictions of these statuses must be verified with power for a claim to be verified.
+VERIFYING_STATUSES = ("theorem", "derived", "conjecture")
+#: A stated rate has power when the same samples reject the rate this much faster (the
+#: audit's "rate +0.5" variant): otherwise the rate assertion could not tell a slowdown
+RATE_SHIFT = 0.5
+RULES = (
+    "exact: every replicate within the stated round-off tolerance",
+    "rate: fitted exponent beta of the mean |error| satisfies beta + q se >= stated rate "
+    "(a stated rate is a lower bound, set below the local slopes measured at T <= 1024)",
+    "limit: extrapolation x_T = L + c T^-r, r = max(stated rate, fitted beta), gives |L_hat - L| <= q se",
+    "rate range: x_T = L + c T^-r with r estimated in the stated range; L in the profile-likelihood interval",
+    "model family: finite-size models of known form each fitted; L in the union of their intervals",
+    "power: smallest relative error of the prediction the same samples reject (both signs); "
+    "worse than the profile's target (quick 5%, standard 3%): lacks power, not verified",
+    "q: normal quantile at the false-alarm level of each claim, Bonferroni over that claim's tests",
+)
+
+
+def power_class(check: Check, params: Mapping[str, float] | None = None) -> str:
+    """``exact``, ``rated`` (stated rate), ``rate range`` (estimated rate), ``model family``,
+    ``recorded`` or ``outside domain`` (at ``params``)."""
+    if not check.asserted:
+        return "recorded"
+    if params is not None and not check.applies(params):
+        return "outside domain"
+    if check.kind in ("exact", "matching"):
+        return "exact"
+    if check.models:
+        return "model family"
+    return "rate range" if check.rate_range is not None else "rated"
+
+
+def _tests_in(check: Check, sizes: int, params: Mapping[str, float] | None) -> int:
+    cls = power_class(check, params)
+    if cls in ("exact", "recorded", "outside domain"):
+        return 0
+    if cls in ("rate range", "model family"):
+        return 1 if sizes >= check.minimum_sizes else 0
+    return 2 if sizes >= 3 else 0
+
+
+def count_tests(claims: Sequence[Claim], sizes: Mapping[str, int],
+                params: Mapping[str, Mapping[str, float]] | None = None) -> int:
+    """Number of statistical tests of ``claims`` (one case each; ``params`` by claim id
+    decides the checks' domains): the Bonferroni divisor."""
+    return sum(_tests_in(ch, sizes[c.id], (params or {}).get(c.id)) for c in claims for ch in c.checks)
+
+
+def family_label(models: Sequence[str], corrected: bool) -> str:
+    """A model-family check's finite-size model in a table cell (terminal and LaTeX):
+    ``theory's mean`` (subtracted), ``N models``, ``unbiased`` (the one model ``L``) or the
+    one model's formula (``L + c/T``)."""
+    if corrected:
+        return "theory's mean"
+    if len(models) > 1:
+        return f"{len(models)} models"
+    return "unbiased" if models[0].strip() == "L" else models[0]
+
+
+def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *,
+                q: float, root_seed: int, variant: Variant = Variant(),
+                power_target: float | None = None, measure: bool | None = None,
+                only: Sequence[str] | None = None,
+                parameter_coverage: bool = True,
+                predictions: dict | None = None) -> ClaimResult:
+    """Judge every check of ``claim`` on ``data`` (size -> list of replicate measurements).
+
+    ``power_target`` (the profile's) turns a passing check whose power is worse into
+    "lacks power"; ``measure`` (default: when judging the statement as stated) computes
+    each check's power; ``only`` judges the checks of those predictions alone (the audit's
+    one-prediction variants); ``parameter_coverage`` (see :func:`claim_verdict`);
+    ``predictions``: a memo of predicted values that calls judging the same claims share
+    (a run's cases and variants, an audit's probes: the sympy and quadrature work is done
+    once per claim and parameter set)."""
+    measure = variant.identity if measure is None else measure
+    cache: dict[tuple, dict[str, float]] = {} if predictions is None else predictions
+
+    def predicted_for_params(name: str, theory: Mapping[str, float]) -> float:
+        key = (claim.id, tuple(sorted(theory.items())))
+        if key not in cache:
+            cache[key] = claim.predict_numbers(theory)
+        return cache[key][name]
+
+    def predicted_for(name: str) -> tuple[float, dict]:
+        theory = variant.theory_parameters(name, params)
+        value = predicted_for_params(name, theory)
+        return value * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
+
+    results = []
+    for check in claim.checks:
+        if only is not None and check.prediction not in only:
+            continue
+        pred = claim.prediction(check.prediction)
+        own, theory = predicted_for(check.prediction)
+        # a check relative to another prediction: P / P_other^k (that one as the variant has it)
+        value = check.relative_value(own, lambda other: predicted_for(other)[0])
+        stated_rate = check.rate_at(theory) if check.rate is not None else None
+        rate = None if stated_rate is None else stated_rate + variant.rate_shift_for(check.prediction)
+        base = dict(claim=claim.id, label=check.label, statistic=check.statistic,
+                    kind=check.kind, status=pred.status, predicted=value, rate=rate,
+                    rate_note=check.rate_note or check.record_note, rate_status=check.rate_status,
+                    tolerance_note=check.tolerance_note, case=dict(params),
+                    prediction=check.prediction, power_class=power_class(check, params),
+                    power_target=power_target,
+                    rate_range=list(check.rate_range) if check.rate_range else None,
+                    models=[m.formula for m in check.models] or None,
+                    corrected=check.correction is not None)
+        if not check.applies(params):
+            results.append(CheckResult(**base, verdict="outside domain", rows=[],
+                                       reason=check.domain_note or "outside the check's domain"))
+            continue
+        if check.kind in ("exact", "matching"):
+            scale = variant.scale_for(check.prediction) if check.kind == "matching" else 1.0
+            res = _exact(check, data, scale if check.kind == "matching" else value, base)
+        else:
+            # a law's scale moves with the variant's parameters and scale
+            scale = variant.scale_for(check.prediction)
+            prep = _Prepared(check, data)
+            res = _statistical(check, prep, value, theory, scale, rate, q, base)
+            if measure and res.verdict == "pass" and res.power is None:
+                res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
+        needs_power = (res.verdict == "pass" and power_target is not None and res.power is not None
+                       and pred.status in VERIFYING_STATUSES and pred.asserted)
+        if needs_power and not res.power <= power_target:
+            res.verdict = "lacks power"
+            res.reason += (f"; power {power_text(res.power)} is worse than the target "
+                           f"{power_target:.0%} at T <= {max(data)}")
+        elif needs_power and check.kind != "matching":
+            # evaluated at a wrong parameter, the prediction must move by more than the
+            # power at some case of the claim (claim_verdict); it alone moves (a relative
+            # check's divisor stays)
+            res.parameter_moves = parameter_moves(
+                claim, check, value, theory,
+                lambda p, n=check.prediction, r=value / own if check.relative_to else 1.0:
+                r * predicted_for_params(n, p))
+            if rate is not None and res.power_class != "exact":
+                # the stated rate must have power too: the rate RATE_SHIFT faster fails
+                faster = _statistical(check, prep, value, theory, scale, rate + RATE_SHIFT, q, base)
+                if faster.verdict != "fail":
+                    res.verdict = "lacks power"
+                    res.reason += (f"; a rate {RATE_SHIFT:g} faster than stated "
+                                   f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {max(data)}")
+        results.append(res)
+    sizes = sorted(data)
+    out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,
+                      parameters=dict(params), sizes=sizes,
+                      replicates=min(len(v) for v in data.values()), root_seed=root_seed,
+                      variant=variant.name, q=q, experiment=claim.experiment)
+    out.verdict, out.unverified, out.power_summary = claim_verdict(
+        claim, results, max(sizes), parameter_coverage=parameter_coverage)
+    return out
+
+
+def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
+                  parameter_coverage: bool = True) -> tuple[str, list[str], str]:
+    """The claim's verdict from its checks (of one case or of all its cases):
+
+    * ``fail`` if an asserted check failed;
+    * ``not verified`` if a theorem, derived or conjecture prediction has no check that
+      passed with power (each of its judged checks must pass with power, and at least
+      one must be judged, and every wrong parameter value that moves it must be seen at
+      some case: :func:`parameter_blind_spots`; ``parameter_coverage=False`` leaves
+      that to the audit's parameter variants), with the reasons;
+    * ``pass`` otherwise (``not assessed`` when nothing was judged).
+
+    Also "k of n predictions verified with power"."""
+    if any(c.verdict == "fail" for c in checks):
+        verdict = "fail"
+    else:
+        verdict = None
+    needed = [p for p in claim.predictions if p.asserted and p.status in VERIFYING_STATUSES]
+    unverified, verified = [], 0
+    for p in needed:
+        mine = [c for c in checks if c.prediction == p.name]
+        judged = [c for c in mine if c.verdict in ("pass", "fail", "lacks power", "not assessed")]
+        weak = [c for c in judged if c.verdict == "lacks power"]
+        if not judged:
+            why = "; ".join(sorted({c.reason for c in mine if c.reason})) or "no check measures it"
+            unverified.append(f"{p.name} lacks power at T <= {T_max}: not judged ({why})")
+        elif weak:
+            too_weak = [c for c in weak if not c.power <= c.power_target]
+            parts = []
+            if too_weak:
+                parts.append(f"power {', '.join(power_text(c.power) for c in too_weak)}, target "
+                             f"{too_weak[0].power_target:.0%}")
+            parts += [c.reason.rsplit("; ", 1)[-1].rsplit(" at T <=", 1)[0]
+                      for c in weak if c not in too_weak]
+            unverified.append(f"{p.name} lacks power at T <= {T_max} ({'; '.join(parts)})")
+        elif any(c.verdict == "not assessed" for c in judged):
+            unverified.append(f"{p.name} not assessed: too few sizes")
+        elif parameter_coverage and (blind := parameter_blind_spots(judged)):
+            unverified.append(f"{p.name} lacks power at T <= {T_max} (a wrong parameter "
+                              f"no case can see: {'; '.join(blind)})")
+        elif all(c.verdict == "pass" for c in judged):
+            verified += 1
+    summary = f"{verified} of {len(needed)} predictions verified with power"
+    if verdict is None:
+        if unverified:
+            verdict = "not verified"
+        elif any(c.verdict == "pass" for c in checks):
+            verdict = "pass"
+        else:
+            verdict = "not assessed"
+    return verdict, unverified, summary

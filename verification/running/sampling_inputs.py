@@ -1,0 +1,166 @@
+"""What a run samples, beyond a claim's cases: an entry law (``--entries``) and an array
+backend (``--backend``, ``--device``, ``--dtype``). Each adds keys to what an experiment is
+given and what the store is keyed by (:func:`_sampling`), and each limits the claims a run
+may name, with errors that name the parameter and the claims that take it."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from gapverify.verification.claims.inputs import UsageError
+from gapverify.verification.claims.model import Claim
+
+if TYPE_CHECKING:
+    from gapverify.verification.running.suite import RunOptions, RunPlan
+
+__all__ = ["entry_law_of", "select_entry_claims", "entry_law_lines", "backend_keys",
+           "BACKEND_CLAIMS", "backend_claims"]
+
+
+def entry_law_of(entries: str | None):
+    """The parsed ``--entries`` law, or ``None`` for softmax's (``gaussian-logits``, with or
+    without ``s2``: sampled and keyed as before). Bad values raise
+    :class:`theory.entry_laws.EntryLawError` (exit 2)."""
+    from gapverify.theory.entry_laws import parse_entry_law
+
+    law = parse_entry_law(entries)
+    return None if law.default else law
+
+
+def _entry_overrides(opts: RunOptions) -> dict:
+    """``--set`` overrides, with ``gaussian-logits(S2)``/``lognormal(S2)`` as ``s2 = S2``."""
+    from gapverify.theory.entry_laws import parse_entry_law
+    from gapverify.theory.parameters import ParameterError
+
+    overrides = dict(opts.overrides)
+    law = parse_entry_law(opts.entries)
+    if law.default and law.s2 is not None:
+        if "s2" in overrides and float(overrides["s2"]) != law.s2:
+            raise ParameterError(f"parameter '--entries': {law.spec} sets s2 = {law.s2:g}, "
+                                 f"but --set s2={overrides['s2']:g} differs; give one of them")
+        overrides["s2"] = law.s2
+    return overrides
+
+
+def select_entry_claims(claims: Sequence[str], entries: str | None, named: bool) -> list[str]:
+    """The claims a run with ``--entries`` judges: with a law other than softmax's, the
+    claims that take entry laws (:data:`verification.registry.markov.ENTRY_LAW_HYPOTHESES`);
+    without claim names, those are selected; a named claim that takes none is an error
+    (exit 2) naming it and the claims that do."""
+    from gapverify.theory.parameters import ParameterError
+    from gapverify.verification.claims.registry.markov import ENTRY_LAW_HYPOTHESES
+
+    law = entry_law_of(entries)
+    if law is None:
+        return list(claims)
+    takes = [c for c in claims if c in ENTRY_LAW_HYPOTHESES]
+    if named and len(takes) < len(claims):
+        others = [c for c in claims if c not in ENTRY_LAW_HYPOTHESES]
+        raise ParameterError(
+            f"parameter '--entries': claim(s) {', '.join(others)} take no entry law (their "
+            f"experiments sample softmax logits through layers, heads or elementwise maps); "
+            f"claims that take --entries: {', '.join(ENTRY_LAW_HYPOTHESES)}")
+    return takes or list(ENTRY_LAW_HYPOTHESES)
+
+
+def _law_cases(claim: Claim, opts: RunOptions, law) -> list[dict]:
+    """One case under a law other than softmax's: the profile's first case (``--set`` wins)
+    with ``s2`` the law's equivalent logit variance ``log(1 + kappa^2)``, at which every
+    prediction (a function of ``kappa`` alone) is evaluated."""
+    from gapverify.theory.parameters import ParameterError
+
+    for name in ("s2", "mu"):
+        if name in opts.overrides:
+            raise ParameterError(
+                f"parameter '--set {name}' sets the softmax logits, but --entries {law.spec} "
+                f"samples Z itself (kappa = {law.kappa:.6g}, from its moments); drop --set "
+                f"{name} or use --entries gaussian-logits")
+    first = claim.cases_for(opts.profile, opts.overrides)[0]
+    return [claim.resolve({**{k: v for k, v in first.items() if k in claim.parameters},
+                           "s2": law.s2_eff})]
+
+
+def _sampling(values: Mapping[str, float], law, backend: Mapping[str, str] | None = None) -> dict:
+    """What an experiment is given (and the store keyed by): the case, plus the law, plus
+    the backend keys (none for numpy in float64)."""
+    out = dict(values) if law is None else {**values, "entries": law.spec}
+    return {**out, **(backend or {})}
+
+
+#: Claims whose experiments run on any array library (:mod:`numerics.array_api`).
+BACKEND_CLAIMS = ("markov.outliers", "width.stable_rank")
+
+
+def backend_keys(opts: RunOptions) -> dict:
+    """The backend's sampling keys, with the run checked: a backend other than numpy in
+    float64 samples only :data:`BACKEND_CLAIMS`, never an entry law; the ``gpu`` profile
+    needs a GPU library (torch or cupy). Bad combinations raise ``ParameterError`` (exit 2)."""
+    from gapverify.numerics.backends import sampling_keys
+    from gapverify.theory.parameters import ParameterError
+
+    keys = sampling_keys(opts.backend, opts.device, opts.dtype)
+    if opts.profile == "gpu" and opts.backend == "numpy":
+        raise ParameterError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB "
+                             "float64 matrix per task, Lanczos passes over it); it runs with "
+                             "--backend torch or cupy (--device cuda), not numpy")
+    if keys:
+        others = [c for c in opts.claims if c not in BACKEND_CLAIMS]
+        if others:
+            raise ParameterError(f"parameter '--backend': claim(s) {', '.join(others)} sample "
+                                 f"with numpy in float64 only; claims that take --backend, "
+                                 f"--device, --dtype: {', '.join(BACKEND_CLAIMS)}")
+        if entry_law_of(opts.entries) is not None:
+            raise ParameterError("parameter '--backend': --entries laws are sampled with numpy "
+                                 "in float64 only")
+    return keys
+
+
+def entry_law_lines(run: "RunPlan") -> list[str]:
+    """What a run with ``--entries`` prints under its verdicts: the law, its kappa and how
+    it was computed, the equivalent s2, and every prediction whose status dropped."""
+    from gapverify.verification.claims.registry.markov import entry_law_drops
+    from gapverify.verification.claims.registry import get_claim
+
+    law = run.law
+    if law is None:
+        return []
+    lines = [f"Entry law {law.spec}: kappa = {law.kappa:.10g} (kappa^2 = {law.kappa2}; "
+             f"{law.kappa_method}); predictions evaluated at s2_eff = log(1 + kappa^2) = "
+             f"{law.s2_eff:.10g}; fourth moment {'finite' if law.fourth_moment else 'INFINITE'} "
+             f"({law.fourth_moment_note}); density: {law.density_note}"]
+    for claim in run.claims:
+        for name, why in entry_law_drops(get_claim(claim.id), law).items():
+            lines.append(f"  - {claim.id}: {name}: {why}")
+    return lines
+
+
+def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, profile: str,
+                   entries: str | None, named: bool) -> list[str]:
+    """``--backend/--device/--dtype`` and ``--profile gpu``: the library installed (else exit
+    2 with the install command), the claims that take a backend (all of them when none is
+    ``named``), the gpu profile only with a GPU library. Shared by ``run`` and
+    :func:`verification.api.verify`."""
+    from gapverify.numerics.backends import BackendUnavailable, check_backend, sampling_keys
+    from gapverify.verification.running.sampling_inputs import BACKEND_CLAIMS
+
+    default = not sampling_keys(backend, device, dtype)
+    if profile == "gpu" and backend == "numpy":
+        raise UsageError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB float64 "
+                         "matrix per task, Lanczos passes over it); it runs with --backend torch "
+                         "or cupy (--device cuda), not numpy")
+    if default:
+        return claims
+    try:
+        check_backend(backend, device, dtype)
+    except (BackendUnavailable, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if entries is not None:
+        raise UsageError("parameter '--backend': --entries laws are sampled with numpy in float64 "
+                         "only")
+    if not named:
+        return list(BACKEND_CLAIMS)
+    others = [c for c in claims if c not in BACKEND_CLAIMS]
+    if others:
+        raise UsageError(f"parameter '--backend': claim(s) {', '.join(others)} sample with numpy "
+                         f"in float64 only; claims that take --backend, --device, --dtype: "
+                         f"{', '.join(BACKEND_CLAIMS)}")
+    return claims

@@ -1,0 +1,407 @@
+"""Verify claims end to end: plan, sample (resumably), judge, replay failures once.
+
+A failure is replayed once on a fresh root seed derived from the recorded one; a failure
+that does not recur is reported as ``flaky`` (a statistical false alarm), one that recurs
+stays ``fail`` (as hypothesis does with ``FlakyFailure``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import shlex
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from gapverify.verification.claims.model import Claim, Profile
+from gapverify.verification.claims.registry import get_claim
+from gapverify.verification.running.executors import Engine, make_engine
+from gapverify.verification.running.defaults import DEFAULT_SEED
+from gapverify.verification.running.runner import params_key, plan, replay_seed, sweep
+from gapverify.verification.running.sampling_inputs import (
+    BACKEND_CLAIMS, _entry_overrides, _law_cases, _sampling, backend_keys, entry_law_lines,
+    entry_law_of, select_entry_claims,
+)
+from gapverify.verification.running.store import Store, code_version
+from gapverify.verification.judging.inference import two_sided_quantile
+from gapverify.verification.judging.verdict import (
+    DEFAULT_LEVEL, RULES, ClaimResult, Variant, claim_verdict, count_tests, judge_claim,
+)
+
+__all__ = ["RunOptions", "RunPlan", "plan_run", "claim_tests", "run_variant", "sample", "verify",
+           "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
+           "entry_law_lines", "backend_keys", "BACKEND_CLAIMS"]
+
+
+@dataclass
+class RunOptions:
+    claims: Sequence[str]
+    profile: str = "standard"
+    sizes: Sequence[int] | None = None
+    replicates: int | None = None
+    seed: int = DEFAULT_SEED
+    overrides: Mapping[str, float] = field(default_factory=dict)
+    perturb: float = 0.0
+    #: one prediction made wrong on its own: name -> relative error (``--perturb NAME=EPS``)
+    perturb_predictions: Mapping[str, float] = field(default_factory=dict)
+    #: one prediction evaluated at a wrong parameter: name -> {parameter: factor}
+    #: (``--perturb-parameter NAME:PARAM=FACTOR``)
+    perturb_parameters: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    workers: int = 1
+    level: float = DEFAULT_LEVEL
+    replay: bool = True
+    scheduler: str | None = None
+    #: law of the entries of Z (``--entries``, :mod:`theory.entry_laws`); ``None``: softmax
+    entries: str | None = None
+    #: array library, device and dtype of the sampling (``--backend``, ``--device``,
+    #: ``--dtype``; :mod:`numerics.backends`); numpy/cpu/float64 samples as before
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
+
+
+def _profile(claim: Claim, opts: RunOptions) -> Profile:
+    base = claim.profiles[opts.profile]
+    return Profile(tuple(sorted(opts.sizes)) if opts.sizes else base.sizes,
+                   opts.replicates or base.replicates, base.power)
+
+
+@dataclass
+class RunPlan:
+    """What a run judges: claims, their sweep profiles and parameter cases, and per claim
+    the number of statistical tests and the Bonferroni quantile ``q`` (shared by ``run``
+    and ``audit``). The family of a claim is its own checks across its cases, so its
+    verdict does not depend on the other claims in the run."""
+
+    claims: list[Claim]
+    profiles: dict[str, Profile]
+    cases: dict[str, list[dict]]
+    tests: dict[str, int]
+    q: dict[str, float]
+    #: the entry law (:class:`theory.entry_laws.EntryLaw`) when not softmax's, else None
+    law: object = None
+    #: what every case's sampling parameters gain for a backend other than numpy/float64
+    #: (:func:`numerics.backends.sampling_keys`; empty by default)
+    backend: dict = field(default_factory=dict)
+
+
+def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, float]]) -> int:
+    """Statistical tests of one claim over its cases (the Bonferroni divisor of its family)."""
+    return sum(count_tests([claim], {claim.id: len(profile.sizes)}, {claim.id: case})
+               for case in cases)
+
+
+def plan_run(opts: RunOptions) -> RunPlan:
+    """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
+    law = entry_law_of(opts.entries)
+    backend = backend_keys(opts)
+    claims = [get_claim(c) for c in opts.claims]
+    if law is not None:
+        from gapverify.verification.claims.registry.markov import with_entry_law
+
+        select_entry_claims([c.id for c in claims], opts.entries, named=True)
+        claims = [with_entry_law(c, law) for c in claims]
+    profiles = {c.id: _profile(c, opts) for c in claims}
+    overrides = _entry_overrides(opts)
+    cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
+                    else _law_cases(c, opts, law)) for c in claims}
+    tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
+    q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
+    return RunPlan(claims, profiles, cases, tests, q, law, backend)
+
+
+def run_variant(opts: RunOptions) -> Variant:
+    """The statement a run judges: as stated, or perturbed (globally or per prediction)."""
+    parts = []
+    if opts.perturb:
+        parts.append(f"every limit {opts.perturb:+g}")
+    parts += [f"{k} {v:+g}" for k, v in sorted(opts.perturb_predictions.items())]
+    parts += [f"{k} at {p} x{f:g}" for k, d in sorted(opts.perturb_parameters.items())
+              for p, f in sorted(d.items())]
+    name = "as stated" if not parts else "perturbed: " + ", ".join(parts)
+    return Variant(name=name, scale=1.0 + opts.perturb,
+                   scales={k: 1.0 + v for k, v in opts.perturb_predictions.items()})
+
+
+def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
+                values: Mapping[str, float]) -> Variant:
+    """Per-prediction wrong parameters are factors: resolve them at this case's values
+    (a value outside the parameter's domain, or a parameter the claim does not take, is
+    a :class:`~theory.parameters.ParameterError`)."""
+    from gapverify.theory.parameters import PARAMETERS, ParameterError
+
+    mine = {p.name for p in claim.predictions}
+    if not mine & set(opts.perturb_parameters):
+        return variant
+    wrong = {}
+    for name, d in opts.perturb_parameters.items():
+        if name not in mine:
+            continue
+        for p, f in d.items():
+            if p not in values:
+                raise ParameterError(f"--perturb-parameter {name}:{p}: the claim of {name} "
+                                     f"takes no parameter '{p}'")
+            value = values[p] * f
+            if PARAMETERS[p].integer:
+                value = int(round(value))
+            wrong.setdefault(name, {})[p] = PARAMETERS[p].validate(value)
+    return dataclasses.replace(variant, prediction_parameters=wrong)
+
+
+def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
+                      overrides: Mapping[str, float], perturb: float,
+                      perturb_predictions: Mapping[str, float] | None = None,
+                      perturb_parameters: Mapping[str, Mapping[str, float]] | None = None,
+                      entries: str | None = None) -> str:
+    parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
+             "--replicates", str(replicates), "--seed", str(seed)]
+    if entries is not None:  # the law sets s2 (its kappa); mu does not enter
+        parts += ["--entries", entries]
+        overrides = {k: v for k, v in overrides.items() if k not in ("s2", "mu")}
+    for k, v in sorted(overrides.items()):
+        parts += ["--set", f"{k}={v!r}"]
+    if perturb:
+        parts += ["--perturb", repr(perturb)]
+    for k, v in sorted((perturb_predictions or {}).items()):
+        parts += ["--perturb", f"{k}={v!r}"]
+    for k, d in sorted((perturb_parameters or {}).items()):
+        for p, f in sorted(d.items()):
+            parts += ["--perturb-parameter", f"{k}:{p}={f!r}"]
+    return shlex.join(parts)
+
+
+def _engine(executor: Executor | Engine) -> Engine:
+    return executor if isinstance(executor, Engine) else \
+        Engine(executor, getattr(executor, "_max_workers", 1), 1, "given")
+
+
+def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
+           executor: Executor | Engine, progress=None) -> dict:
+    """Sample what the store lacks for one case of ``claim`` and load all of it
+    (size -> replicate measurements)."""
+    version = code_version()
+    engine = _engine(executor)
+    tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
+    if progress and tasks:
+        progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
+    engine.check_memory(tasks)
+    sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
+          in_flight=engine.in_flight, threads=engine.threads)
+    return store.load(claim.experiment, params_key(params), seed, version, profile.sizes,
+                      profile.replicates)
+
+
+def _case_label(claim: Claim, values: Mapping[str, float], varying: set[str]) -> str:
+    return ", ".join(f"{k}={values[k]:g}" for k in claim.parameters if k in varying)
+
+
+def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
+    """One result per claim: the checks of every case, labelled with the case's parameters;
+    a prediction is verified when its checks pass with power wherever they are judged
+    and at least one case judges it (:func:`verification.verdict.claim_verdict`)."""
+    if len(parts) == 1:
+        return parts[0][1]
+    varying = {k for k in claim.parameters if len({str(v[k]) for v, _ in parts}) > 1}
+    first = parts[0][1]
+    checks = []
+    for values, res in parts:
+        for c in res.checks:
+            c.label = f"{c.label} @ {_case_label(claim, values, varying)}"
+            checks.append(c)
+    verdicts = {res.verdict for _, res in parts}
+    verdict, unverified, summary = claim_verdict(claim, checks, max(first.sizes))
+    if verdict == "fail" and "fail" not in verdicts:
+        verdict = "flaky"  # every failing case was replayed and did not recur
+    replays = [r.replay for _, r in parts if r.replay]
+    merged = dataclasses.replace(first, checks=checks, verdict=verdict, unverified=unverified,
+                                 power_summary=summary, replay=replays[0] if replays else None)
+    merged.cases = [dict(v) for v, _ in parts]
+    return merged
+
+
+def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
+                 prof: Profile, seed: int, version: str, q: float, variant: Variant) -> ClaimResult:
+    """Judge one case of a claim on what the store holds for it (nothing is sampled): a
+    pool worker runs this for the run's cases in parallel, opening the store read-only."""
+    claim = get_claim(claim_id)
+    store = Store(store_path, readonly=True)
+    try:
+        data = store.load(claim.experiment, params_key(sampling), seed, version, prof.sizes,
+                          prof.replicates)
+    finally:
+        store.close()
+    return judge_claim(claim, data, values, q=q, root_seed=seed, variant=variant,
+                       power_target=prof.power, measure=True)
+
+
+def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
+                store: Store, executor: Executor, progress, law=None,
+                predictions: dict | None = None, judged: ClaimResult | None = None) -> ClaimResult:
+    """Judge one case (``judged``: its judgement made already, by :func:`judge_stored` in a
+    worker), replay a failure on a fresh root seed and name the command that reproduces it."""
+    backend = backend_keys(opts)
+    variant = _variant_at(variant, opts, claim, values)
+    if judged is None:
+        data = sample(store, claim, _sampling(values, law, backend), prof, opts.seed, executor,
+                      progress)
+        judged = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
+                             power_target=prof.power, measure=True, predictions=predictions)
+    result = judged
+    if result.verdict == "fail" and opts.replay:
+        again_seed = replay_seed(opts.seed)
+        again = sample(store, claim, _sampling(values, law, backend), prof, again_seed, executor,
+                       progress)
+        replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
+                             power_target=prof.power, measure=False, predictions=predictions)
+        result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
+                         "failed": [c.label for c in replay.failed]}
+        if replay.verdict != "fail":
+            result.verdict = "flaky"
+    for check in result.failed:
+        T = check.failing_size or prof.sizes[-1]
+        sizes = [s for s in prof.sizes if s <= T]
+        check.reproduce = reproduce_command(
+            claim.id, sizes, prof.replicates, opts.seed,
+            {k: values[k] for k in claim.parameters if k in values}, opts.perturb,
+            opts.perturb_predictions, opts.perturb_parameters,
+            entries=None if law is None else law.spec)
+        if backend:
+            check.reproduce += "".join(f" --{k} {v}" for k, v in backend.items())
+        check.reason += "; reproduce: " + check.reproduce
+    return result
+
+
+def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=None) -> int:
+    """Sample what the store lacks for every claim and case of ``run`` in one sweep, so
+    the workers stay busy across claims (largest tasks first, :func:`sweep`); the memory
+    estimate is checked before anything is sampled. Returns the tasks computed."""
+    version = code_version()
+    tasks, total = [], 0
+    for claim in run.claims:
+        prof = run.profiles[claim.id]
+        for values in run.cases[claim.id]:
+            tasks += plan(store, claim.experiment, _sampling(values, run.law, run.backend), prof.sizes,
+                          prof.replicates, seed, version)
+            total += prof.replicates * len(prof.sizes)
+    stored = total - len(tasks)  # found in the store (before claims share tasks)
+    tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
+    total = len(tasks) + stored  # a task two claims share is one task, not one reused
+    engine.check_memory(tasks)
+    if progress and tasks:
+        progress.start(f"{len(run.claims)} claim(s)", len(tasks), total)
+    return sweep(store, tasks, engine.executor, in_flight=engine.in_flight, threads=engine.threads,
+                 on_done=(progress.advance if progress and tasks else None))
+
+
+def _judge_in_pool(store: Store, run: RunPlan, opts: RunOptions, variant: Variant,
+                   engine: Engine) -> dict[tuple[str, int], ClaimResult]:
+    """Judge every case of the run in the local process pool's workers, each opening the
+    store read-only (:func:`judge_stored`): the sympy, quadrature and fitting work of
+    judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
+    case after another) with one worker, a Dask cluster (whose workers may not see this
+    store) or an in-memory store."""
+    if (not isinstance(engine.executor, ProcessPoolExecutor) or store.path == ":memory:"
+            or engine.slots < 2):
+        return {}
+    version = code_version()
+    backend = backend_keys(opts)
+    futures = {}
+    for claim in run.claims:
+        for i, values in enumerate(run.cases[claim.id]):
+            futures[(claim.id, i)] = engine.executor.submit(
+                judge_stored, store.path, claim.id, dict(values),
+                _sampling(values, run.law, backend), run.profiles[claim.id], opts.seed, version,
+                run.q[claim.id], _variant_at(variant, opts, claim, values))
+    return {key: f.result() for key, f in futures.items()}
+
+
+def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
+           progress=None) -> list[ClaimResult]:
+    """Run and judge every claim in ``opts.claims`` (every case of each); one result per
+    claim. Everything is sampled first, in one sweep (:func:`sample_all`), then judged."""
+    run = plan_run(opts)
+    variant = run_variant(opts)
+    for claim in run.claims:  # a wrong parameter outside its domain is bad input: before sampling
+        for values in run.cases[claim.id]:
+            _variant_at(variant, opts, claim, values)
+    own = executor is None
+    executor = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
+    results = []
+    aborted = True
+    try:
+        sample_all(store, run, opts.seed, executor, progress)
+        predictions: dict = {}  # predicted values, shared by every case and claim of the run
+        judged = _judge_in_pool(store, run, opts, variant, executor)
+        for claim in run.claims:
+            parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
+                                          run.q[claim.id], variant, store, executor, progress,
+                                          run.law, predictions, judged.get((claim.id, i))))
+                     for i, values in enumerate(run.cases[claim.id])]
+            merged = _merge(claim, parts)
+            merged.level, merged.tests = opts.level, run.tests[claim.id]
+            if run.law is not None:
+                # readers of results (reports) look measurements up by experiment and
+                # parameters: name the law, so that they never take softmax's samples at
+                # s2 = s2_eff for this law's (the store keys them with "entries")
+                merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
+            if run.backend:
+                # the same for a backend: reports never take numpy's samples for torch's
+                merged.experiment = (f"{claim.experiment}["
+                                     + ",".join(f"{k}={v}" for k, v in run.backend.items()) + "]")
+            results.append(merged)
+        aborted = False
+    finally:
+        if own:
+            executor.close(abort=aborted)
+    return results
+
+
+def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:
+    """The run as plain data (what ``--json`` writes and the store keeps): with its
+    provenance, and the table's verdict words (:mod:`verification.output`)."""
+    from gapverify.verification.running.output import RESULTS_SCHEMA, provenance, with_words
+
+    return {
+        "schema": RESULTS_SCHEMA,
+        "provenance": provenance(),
+        "root_seed": opts.seed,
+        "profile": opts.profile,
+        "perturb": opts.perturb,
+        "perturb_predictions": dict(opts.perturb_predictions),
+        "perturb_parameters": {k: dict(v) for k, v in opts.perturb_parameters.items()},
+        "level": opts.level,
+        "level_is_per_claim": True,
+        "code_version": code_version(),
+        "rules": list(RULES),
+        "claims": [json_safe(with_words(dataclasses.asdict(r))) for r in results],
+        "entries": _entries_json(opts, results),
+    }
+
+
+def _entries_json(opts: RunOptions, results: Sequence[ClaimResult]) -> dict:
+    """The entry law of the run: its spec, kappa (exact text and float), how kappa was
+    computed, s2_eff, its hypotheses, and per claim the predictions whose status dropped."""
+    from gapverify.verification.claims.registry.markov import (
+        ENTRY_LAW_HYPOTHESES, entry_law_drops,
+    )
+
+    law = entry_law_of(opts.entries)
+    if law is None:
+        return {"spec": opts.entries or "gaussian-logits", "default": True}
+    out = {**law.summary(), "default": False, "dropped": {}}
+    for r in results:
+        if r.claim in ENTRY_LAW_HYPOTHESES:
+            out["dropped"][r.claim] = entry_law_drops(get_claim(r.claim), law)
+    return out
+
+
+def json_safe(obj):
+    """JSON has no infinity or NaN: an infinite power (no error rejected) is written as the
+    string ``"inf"``, an undefined one as ``null``."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if math.isinf(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj

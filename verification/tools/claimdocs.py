@@ -1,0 +1,284 @@
+r"""What a claim says, as data and as Markdown: ``gapverify describe`` and ``docs/claims.md``.
+
+(Named ``claimdocs``, not ``describe``: a submodule ``verification.describe`` would shadow
+the API function ``verification.describe`` once imported.)
+
+Everything here is read from the registry (:data:`verification.registry.CLAIMS`): the
+statement (sympy), the status of each prediction, the derivation notes the registry
+carries (each prediction's ``note``, each check's ``rate_note``, ``domain_note``,
+``tolerance_note`` and ``record_note``, and the docstring of the family module that
+registers the claim), the parameters with their domains, the checks with their rates or
+rate ranges, the profiles with their power targets, and the references.
+
+* :func:`describe_claim` returns one claim as plain (JSON-safe) data, predictions valued
+  at every parameter case of a profile;
+* :func:`claims_markdown` renders every claim as the Markdown document
+  ``docs/claims.md`` (``gapverify docs --out docs/claims.md``); the test suite compares
+  the committed file with a fresh rendering, so the document cannot drift from the code.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from typing import Any, Mapping
+
+from gapverify.theory.parameters import PARAMETERS
+from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, RateRule
+
+__all__ = ["describe_claim", "claims_markdown", "family_of", "model_text", "DOCS_PATH"]
+
+#: Where the generated theory document lives, relative to the repository root.
+DOCS_PATH = "docs/claims.md"
+
+
+def family_of(claim: Claim) -> str:
+    """The registry module that registers ``claim`` (``markov``, ``layers``, ...)."""
+    module = claim.predictions[0].formula.__module__ if claim.predictions else ""
+    return module.rsplit(".", 1)[-1] if module.startswith("gapverify.verification.claims.registry.") else "other"
+
+
+def _number(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _parameter(name: str, claim: Claim) -> dict[str, Any]:
+    p = PARAMETERS[name]
+    return {"name": name, "latex": p.latex, "description": p.description,
+            "default": p.default, "domain": p.domain_text(),
+            "computable": p.numeric_domain_text(), "integer": p.integer,
+            "fixed": claim.fixed_parameters.get(name)}
+
+
+def _rate(check: Check, values: Mapping[str, float]) -> dict[str, Any]:
+    if check.models:
+        return {"model": "model family", "models": [f"{m.name}: {m.formula}" for m in check.models]
+                + (["the theory's finite-size mean subtracted first"] if check.correction else [])}
+    if check.rate_range is not None:
+        return {"model": "rate range", "rate_range": list(check.rate_range)}
+    if isinstance(check.rate, RateRule):
+        return {"model": "rate", "rate": str(check.rate), "rate_at_parameters": check.rate(values)}
+    if check.rate is not None:
+        return {"model": "rate", "rate": float(check.rate)}
+    if check.kind in ("exact", "matching"):
+        return {"model": "exact"}
+    return {"model": "recorded" if not check.asserted else "none"}
+
+
+def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
+    """Claim ``claim_id`` as plain data: parameters (domains), predictions (statement and
+    value at each case of ``profile``), checks (kind, rate or rate range, domain), the
+    profiles (sizes, replicates, power target), status and references.
+
+    Raises :class:`verification.registry.UnknownClaimError` for an unknown id and
+    ``KeyError`` for a profile the claim does not have.
+    """
+    from gapverify.verification.claims.registry import get_claim
+
+    claim = get_claim(claim_id)
+    if profile not in claim.profiles:
+        raise KeyError(f"claim {claim.id} has no profile '{profile}'; it has: "
+                       f"{', '.join(claim.profiles)}")
+    cases = claim.cases_for(profile)
+    values = [claim.predict_numbers(case) for case in cases]
+    statement = statements_latex(claim)
+    predictions = []
+    for p in claim.predictions:
+        predictions.append({
+            "name": p.name, "status": p.status, "kind": p.kind, "quantity": p.quantity,
+            "asserted": p.asserted, "note": p.note, "reference_limit": p.reference_limit or None,
+            "statement": statement[p.name][0],
+            "statement_numeric_parameters": statement[p.name][1],
+            "values": [{"parameters": dict(case), "value": _number(v[p.name])}
+                       for case, v in zip(cases, values)],
+        })
+    checks = []
+    for c in claim.checks:
+        checks.append({
+            "prediction": c.prediction, "statistic": c.statistic, "kind": c.kind,
+            "asserted": c.asserted, **_rate(c, cases[0]), "rate_status": c.rate_status or None,
+            "rate_note": c.rate_note or None,
+            "domain": c.domain_note or (None if c.domain is None else "restricted"),
+            "judged_at": [c.applies(case) for case in cases],
+            "tolerance_note": c.tolerance_note or None, "record_note": c.record_note or None,
+            "minimum_sizes": c.minimum_sizes,
+            "relative_to": list(c.relative_to) if c.relative_to else None,
+        })
+    return {
+        "claim": claim.id, "title": claim.title, "status": claim.status,
+        "family": family_of(claim), "experiment": claim.experiment,
+        "references": list(claim.references),
+        "parameters": [_parameter(n, claim) for n in claim.parameters],
+        "fixed_parameters": dict(claim.fixed_parameters),
+        "profile": profile, "cases": [dict(c) for c in cases],
+        "predictions": predictions, "checks": checks,
+        "profiles": {name: {"sizes": list(pr.sizes), "replicates": pr.replicates,
+                            "power_target": pr.power} for name, pr in claim.profiles.items()},
+        "power_targets": dict(POWER_TARGETS),
+    }
+
+
+def statements_latex(claim: Claim) -> dict[str, tuple[str, dict]]:
+    """Per prediction: its equation in LaTeX at symbolic parameters, and the parameters
+    that had to be numbers (at their defaults) for a formula that needs them, e.g.
+    ``int(depth)`` (:func:`verification.snapshot._equation`, as the snapshots do)."""
+    import sympy as sp
+
+    from gapverify.verification.tools.snapshot import _equation
+
+    names = {sp.Symbol(p.name): p.quantity for p in claim.predictions}
+    names.update({PARAMETERS[n].symbol: PARAMETERS[n].latex for n in claim.parameters})
+    base = claim.resolve({})
+    out = {}
+    for p in claim.predictions:
+        eq, numeric = _equation(claim, p, base)
+        out[p.name] = (sp.latex(eq, symbol_names=names), dict(numeric))
+    return out
+
+
+# ----------------------------------------------------------------------------- Markdown
+def _cell(text: object) -> str:
+    return str(text).replace("|", r"\|").replace("\n", " ")
+
+
+def _fmt(x: object) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.10g}"
+    return str(x)
+
+
+def model_text(check: Mapping[str, object], digits: int = 10) -> str:
+    """A described check's finite-size model in words (:func:`describe_claim`'s
+    ``model``): ``rate range [lo, hi]``, ``rate r`` (a rule's text as it is), or the kind."""
+    def num(x: object) -> str:
+        return f"{x:.{digits}g}" if isinstance(x, float) else _fmt(x)
+
+    if check["model"] == "rate range":
+        lo, hi = check["rate_range"]
+        return f"rate range [{num(lo)}, {num(hi)}]"
+    if check["model"] == "rate":
+        return f"rate {num(check['rate'])}"
+    if check["model"] == "model family":
+        return "models " + "; ".join(check["models"])
+    return str(check["model"])
+
+
+def _case_text(case: Mapping[str, float], claim: Claim) -> str:
+    return ", ".join(f"{k}={_fmt(case[k])}" for k in claim.parameters if k in case)
+
+
+def _family_doc(family: str) -> str:
+    try:
+        module = importlib.import_module(f"gapverify.verification.claims.registry.{family}")
+    except ImportError:
+        return ""
+    return inspect.cleandoc(module.__doc__ or "")
+
+
+def claims_markdown(profile: str = "quick") -> str:
+    """Every claim of the registry as one Markdown document (``docs/claims.md``)."""
+    from gapverify.verification.claims.registry import CLAIMS, get_claim
+
+    lines = [
+        "# Claims",
+        "",
+        "<!-- Generated from verification/claims/registry by `gapverify docs --out docs/claims.md`;",
+        "     do not edit by hand: tests/verification/test_api.py fails when it drifts. -->",
+        "",
+        "Every claim the suite verifies, read from the registry (`verification/claims/registry/`):",
+        "its statement, the status of each prediction (theorem, derived, conjecture,",
+        "empirical), the derivation notes the registry carries, its parameters with their",
+        "domains, the predicted values at the parameter cases of the "
+        f"`{profile}` profile, the checks",
+        "that measure each prediction (a stated rate `alpha`: the error decays at least like",
+        "`T^-alpha`; a rate range: `x_T = L + c T^-r` with `r` estimated in it; a model",
+        "family: corrections of known form, each fitted, the union of their intervals), the sweep",
+        "profiles with their power targets, and the references. The same data as JSON:",
+        "`gapverify describe CLAIM --json`; how a claim is judged:",
+        "[judging.md](judging.md).",
+        "",
+        "Where a note says \"measured\", the number was measured with this suite, before",
+        "the rate was stated; the verdict tables give what each run measures.",
+        "",
+        "A claim's status is its weakest prediction's. A passing conjecture reads",
+        "*supported*, a passing empirical law *reproduced*; only theorems and derived",
+        "predictions read *verified*.",
+        "",
+        "## Contents",
+        "",
+        "| claim | status | statement |",
+        "| --- | --- | --- |",
+    ]
+    for cid, claim in CLAIMS.items():
+        lines.append(f"| [`{cid}`](#{cid.replace('.', '')}) | {claim.status} | {_cell(claim.title)} |")
+    families: dict[str, list[str]] = {}
+    for cid, claim in CLAIMS.items():
+        families.setdefault(family_of(claim), []).append(cid)
+    for family, ids in families.items():
+        lines += ["", f"## Family `{family}`", ""]
+        doc = _family_doc(family)
+        if doc:
+            lines += [doc, ""]
+        for cid in ids:
+            lines += _claim_markdown(get_claim(cid), profile)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _experiment_line(claim: Claim) -> str:
+    from gapverify.verification.claims.registry import OPT_IN_PREFIXES
+
+    if claim.id.startswith(OPT_IN_PREFIXES):
+        # the same text with or without torch (without it the claim samples a stub)
+        return (f"- **experiment**: `{claim.id}` (opt-in: run only when named; needs the "
+                "`models` extra, `pip install gapverify[models]`)")
+    return f"- **experiment**: `{claim.experiment}`"
+
+
+def _claim_markdown(claim: Claim, profile: str) -> list[str]:
+    d = describe_claim(claim.id, profile if profile in claim.profiles else "quick")
+    out = ["", f"### {claim.id}", "", f"{claim.title}", "",
+           f"- **status**: {claim.status} (weakest of its predictions)",
+           _experiment_line(claim),
+           "- **references**: " + "; ".join(claim.references), "",
+           "Statement (parameters symbolic unless a value is given):", ""]
+    for p in d["predictions"]:
+        at = p["statement_numeric_parameters"]
+        where = f" (at {_case_text(at, claim)})" if at else ""
+        out += [f"- `{p['name']}`{where}:", "", "  $$" + p["statement"] + "$$", ""]
+    out += ["Parameters:", "", "| name | symbol | meaning | default | domain | computed for |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for p in d["parameters"]:
+        out.append(f"| `{p['name']}` | ${p['latex']}$ | {_cell(p['description'])} | "
+                   f"{_fmt(p['default'])} | {p['domain']} | {p['computable']} |")
+    cases = d["cases"]
+    out += ["", f"Predictions (values at the `{d['profile']}` profile's cases: "
+            + "; ".join(f"({_case_text(c, claim)})" for c in cases) + "):", "",
+            "| prediction | status | kind | measured quantity | value(s) | note |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for p in d["predictions"]:
+        vals = ", ".join(_fmt(v["value"]) for v in p["values"])
+        kind = p["kind"] + (f" ({p['reference_limit']} -> oo)" if p["reference_limit"] else "")
+        out.append(f"| `{p['name']}` | {p['status']} | {kind} | ${p['quantity']}$ | {vals} | "
+                   f"{_cell(p['note'] or '-')} |")
+    out += ["", "Checks:", "", "| prediction | statistic | kind | model | rate status | domain | notes |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for c in d["checks"]:
+        model = model_text(c)
+        notes = "; ".join(n for n in (c["rate_note"], c["tolerance_note"], c["record_note"]) if n)
+        prediction = f"`{c['prediction']}`"
+        if c["relative_to"]:  # judged against P / P_other^k
+            other, k = c["relative_to"]
+            prediction += f" / `{other}`" + (f"^{k}" if k != 1 else "")
+        out.append(f"| {prediction} | `{c['statistic']}` | {c['kind']}"
+                   f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {model} | "
+                   f"{c['rate_status'] or '-'} | {_cell(c['domain'] or 'everywhere')} | "
+                   f"{_cell(notes or '-')} |")
+    out += ["", "Profiles:", "", "| profile | sizes T | replicates | power target |",
+            "| --- | --- | --- | --- |"]
+    for name, pr in d["profiles"].items():
+        out.append(f"| {name} | {', '.join(map(str, pr['sizes']))} | {pr['replicates']} | "
+                   f"{pr['power_target']:.0%} |")
+    return out
