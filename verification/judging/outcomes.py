@@ -1,7 +1,120 @@
-"""Exit codes: what a run's verdicts (and the ways a command can end) mean to a shell
-or a CI job. The command line exits with them; :func:`gapverify.verify` returns the same
-code in ``Run.exit_code``."""
+"""The verdict vocabulary: one table of words and exit codes, used by the terminal, the
+results JSON, the LaTeX tables and the Python API alike.
+
+A *claim* ends in one of :data:`CLAIM_VERDICTS`; a run's exit code is the most severe of
+its claims' codes (:func:`exit_code`): 1 when a claim failed or is flaky, else 3 when one
+is not verified, else 0. Claims whose checks are recorded by design (``recorded``) do not
+keep a run from exit 0. A *check* ends in one of :data:`CHECK_VERDICTS`.
+
+The judging's machine outcomes (``pass``, ``fail``, ``not verified`` with a reason, ...)
+map onto these words through :func:`claim_word` and :func:`check_word`; nothing else
+spells a verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away
+
+
+@dataclass(frozen=True)
+class VerdictWord:
+    """A verdict as every output spells it, with its exit-code contribution."""
+
+    word: str
+    exit_code: int
+    meaning: str
+
+
+#: A claim's verdicts, in order of severity (last: most severe).
+CLAIM_VERDICTS: tuple[VerdictWord, ...] = (
+    VerdictWord("verified", EXIT_OK, "every theorem and derived prediction was judged and "
+                "passed with power"),
+    VerdictWord("supported", EXIT_OK, "as verified, for a claim that includes a conjecture: "
+                "evidence, not a proof"),
+    VerdictWord("reproduced", EXIT_OK, "an empirical law, reproduced with power"),
+    VerdictWord("recorded", EXIT_OK, "nothing is asserted by design: the measurements are "
+                "recorded and shown, never judged"),
+    VerdictWord("not verified: outside domain", EXIT_UNVERIFIED, "nothing failed, but a "
+                "prediction is outside the domain of its checks at these parameters"),
+    VerdictWord("not verified: not assessed", EXIT_UNVERIFIED, "nothing failed, but a "
+                "prediction could not be judged (too few sizes, or a missing optional "
+                "dependency)"),
+    VerdictWord("not verified: lacks power", EXIT_UNVERIFIED, "nothing failed, but a "
+                "prediction was judged without power: a statement a few percent wrong "
+                "would have passed too"),
+    VerdictWord("flaky", EXIT_FAIL, "a check failed, and did not fail again when replayed on "
+                "a fresh root seed"),
+    VerdictWord("failed", EXIT_FAIL, "an asserted prediction was rejected by the samples"),
+)
+
+#: A check's verdicts (one prediction measured at one parameter case).
+CHECK_VERDICTS: tuple[VerdictWord, ...] = (
+    VerdictWord("verified", EXIT_OK, "passed with power (theorem or derived)"),
+    VerdictWord("supported", EXIT_OK, "passed with power (conjecture)"),
+    VerdictWord("reproduced", EXIT_OK, "passed with power (empirical)"),
+    VerdictWord("recorded", EXIT_OK, "measured and shown, never asserted"),
+    VerdictWord("outside domain", EXIT_UNVERIFIED, "not judged: the parameters are outside "
+                "the domain of the check's finite-size model"),
+    VerdictWord("not assessed", EXIT_UNVERIFIED, "not judged: too few sizes, or a missing "
+                "optional dependency"),
+    VerdictWord("lacks power", EXIT_UNVERIFIED, "passed, but without power"),
+    VerdictWord("failed", EXIT_FAIL, "rejected by the samples"),
+)
+
+_CLAIMS = {v.word: v for v in CLAIM_VERDICTS}
+_CHECKS = {v.word: v for v in CHECK_VERDICTS}
+#: The word of a passing claim or check, by the weakest status of its predictions.
+PASS_WORDS = {"theorem": "verified", "derived": "verified", "conjecture": "supported",
+              "empirical": "reproduced"}
+#: The reasons a claim is not verified, by the machine outcome of its weakest check.
+NOT_VERIFIED_REASONS = ("outside domain", "not assessed", "lacks power")
+
+
+def claim_word(outcome: str, status: str, reason: str = "lacks power") -> str:
+    """The word for a claim's machine outcome (``pass``, ``fail``, ``flaky``,
+    ``recorded``, ``not verified`` with ``reason`` one of :data:`NOT_VERIFIED_REASONS`,
+    ``not assessed``)."""
+    if outcome == "pass":
+        return PASS_WORDS[status]
+    if outcome == "fail":
+        return "failed"
+    if outcome in ("flaky", "recorded"):
+        return outcome
+    if outcome == "not assessed":
+        return "not verified: not assessed"
+    if outcome == "not verified":
+        if reason not in NOT_VERIFIED_REASONS:
+            raise ValueError(f"unknown reason {reason!r}; one of {NOT_VERIFIED_REASONS}")
+        return f"not verified: {reason}"
+    raise ValueError(f"unknown claim outcome {outcome!r}")
+
+
+def check_word(outcome: str, status: str) -> str:
+    """The word for a check's machine outcome (``pass``, ``fail``, ``lacks power``,
+    ``outside domain``, ``recorded``, ``not assessed``)."""
+    if outcome == "pass":
+        return PASS_WORDS[status]
+    if outcome == "fail":
+        return "failed"
+    if outcome in _CHECKS:
+        return outcome
+    raise ValueError(f"unknown check outcome {outcome!r}")
+
+
+def claim_exit_code(word: str) -> int:
+    """The exit-code contribution of a claim's verdict word."""
+    return _CLAIMS[word].exit_code
+
+
+def exit_code(words) -> int:
+    """A run's exit code from its claims' verdict words: 1 if any failed or is flaky,
+    else 3 if any is not verified, else 0 (an empty run is bad usage, not success)."""
+    codes = [claim_exit_code(w) for w in words]
+    if not codes:
+        return EXIT_USAGE
+    if EXIT_FAIL in codes:
+        return EXIT_FAIL
+    return EXIT_UNVERIFIED if EXIT_UNVERIFIED in codes else EXIT_OK
