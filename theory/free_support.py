@@ -15,7 +15,8 @@ through its critical points and poles:
   (:meth:`_SupportEdges.right_edge`): exactly by ``sympy.roots`` (or ``real_roots``),
   as a closed form in the symbolic parameters (:meth:`_SupportEdges.right_edge_expr`;
   the branch is chosen at the sample parameter values :data:`_SAMPLES`), or numerically
-  by ``mpmath.polyroots`` at ``mp.dps`` + 20 and a Newton polish
+  by exact real-root isolation and bisection (rational coefficients), else
+  ``mpmath.polyroots`` candidates confirmed and refined by bisection on a sign change
   (:meth:`_SupportEdges._positive_critical_numeric`);
 * the left edge :math:`a` of the continuous part, where :math:`\chi` has a positive
   local minimum between its pole :math:`z_0` and the next real pole below it
@@ -74,25 +75,76 @@ class _SupportEdges:
 
     @staticmethod
     def _positive_critical_numeric(N: sp.Poly, D: sp.Poly) -> Any:
-        """Smallest positive root of chi' as an mpf, or None (current mp.dps)."""
+        r"""Smallest positive root of :math:`\chi'` as an mpf, or None (current mp.dps).
+
+        Rational coefficients (every float is bound as its exact binary rational): exact
+        real-root isolation (``Poly.intervals``, Descartes/continued fractions) and exact
+        bisection of the first positive isolating interval down to width
+        :math:`10^{-(\mathrm{dps}+10)}` (``Poly.refine_root``). Other coefficients:
+        candidates from ``mpmath.polyroots`` at ``mp.dps`` + 20, each confirmed by a sign
+        change of :math:`\chi'` on a bracket around it and refined by bisection
+        (:meth:`_bisect_sign_change`). No Newton step without a bracket: the float
+        polish (``findroot``'s residual test) fails at e.g. depth 2, gamma = 0.6.
+        """
         crit = _SupportEdges._critical_poly(N, D)
         if crit.degree() < 1:
             return None
+        if crit.get_domain().is_ZZ or crit.get_domain().is_QQ:
+            pos = [iv for iv, _m in crit.intervals(inf=0) if iv[1] > 0]  # a >= 0
+            if not pos:
+                return None
+            a, b = min(pos, key=lambda iv: iv[0])
+            if a == b:
+                return _to_mpf(a)
+            eps = sp.Rational(1, 10 ** (mpmath.mp.dps + 10))
+            a, b = crit.refine_root(a, b, eps=eps)
+            return _to_mpf((a + b) / 2)
         coeffs = [_to_mpf(c) for c in crit.all_coeffs()]
         with mpmath.workdps(mpmath.mp.dps + 20):
-            try:
-                roots = mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * mpmath.mp.dps)
-            except mpmath.libmp.NoConvergence:  # pragma: no cover - defensive
-                roots = mpmath.polyroots(coeffs, maxsteps=2000, extraprec=8 * mpmath.mp.dps,
-                                         error=False)
-            tol = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
+            roots = mpmath.polyroots(coeffs, maxsteps=2000, extraprec=8 * mpmath.mp.dps,
+                                     error=False)
+            tol = mpmath.mpf(10) ** (-(mpmath.mp.dps // 4))
             cands = sorted(mpmath.re(r) for r in roots
                            if abs(mpmath.im(r)) <= tol * (1 + abs(r)) and mpmath.re(r) > 0)
-            if not cands:
-                return None
-            poly = lambda t: mpmath.polyval(coeffs, t)  # noqa: E731
-            root = mpmath.findroot(poly, cands[0])  # Newton polish of a simple root
-        return +root
+            for c in cands:
+                root = _SupportEdges._bisect_sign_change(coeffs, c)
+                if root is not None:
+                    return +root
+        return None
+
+    @staticmethod
+    def _bisect_sign_change(coeffs: list, c: Any) -> Any:
+        r"""Root of the polynomial ``coeffs`` bracketed around ``c`` by a sign change.
+
+        Widens :math:`[c(1-h), c(1+h)]`, :math:`h = 10^{-\mathrm{dps}/2}\cdot 4^k`, until
+        the signs at the ends differ (at most :math:`h = 1/4`), then bisects to relative
+        width :math:`2^{-\mathrm{prec}}`; None when no bracket is found (an even-order
+        root, which is not a maximum of :math:`\chi`).
+        """
+        f = lambda t: mpmath.polyval(coeffs, t)  # noqa: E731
+        h = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
+        while h <= 0.25:
+            lo, hi = c * (1 - h), c * (1 + h)
+            flo, fhi = f(lo), f(hi)
+            if flo == 0:
+                return lo
+            if fhi == 0:
+                return hi
+            if (flo < 0) != (fhi < 0):
+                break
+            h *= 4
+        else:
+            return None
+        for _ in range(mpmath.mp.prec + 8):  # bisection: halves the bracket each step
+            mid = (lo + hi) / 2
+            fm = f(mid)
+            if fm == 0 or hi - lo <= abs(mid) * mpmath.eps:
+                return mid
+            if (fm < 0) == (flo < 0):
+                lo, flo = mid, fm
+            else:
+                hi = mid
+        return (lo + hi) / 2
 
     def _edge_numeric(self, N: sp.Poly, D: sp.Poly) -> Any:
         r"""Right edge :math:`1/\chi(p^*)` as an mpf (critical point, else :math:`p\to\infty`)."""
