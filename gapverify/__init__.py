@@ -10,8 +10,10 @@ The public API (stable)::
 * :func:`statement` -- its statement as sympy equations;
 * :func:`describe` -- parameters, predictions, checks, rates and profiles (plain data);
 * :func:`verify` -- sample and judge claims, as ``gapverify run`` does;
-* the claim model :class:`Claim`, :class:`Prediction`, :class:`Check`, :class:`Profile`
-  and the registry :data:`CLAIMS`, :func:`get_claim`.
+* the claim model, to write claims of your own (:mod:`gapverify.verification.claims.authoring`,
+  ``docs/writing-a-claim.md``): :class:`Claim`, :class:`Prediction`, :class:`Check`,
+  :class:`Profile`, :class:`Parameter`, :func:`profiles`, and the registry
+  :data:`CLAIMS`, :func:`get_claim`.
 
 The subpackages: :mod:`gapverify.theory` (sympy/mpmath: what is true),
 :mod:`gapverify.numerics` (numpy/scipy: what is sampled and measured),
@@ -28,8 +30,10 @@ _EXPORTS = {
     "verify": f"{_V}.api", "predict": f"{_V}.api", "statement": f"{_V}.api",
     "describe": f"{_V}.api", "Run": f"{_V}.api", "ClaimVerdict": f"{_V}.api",
     "CheckVerdict": f"{_V}.api",
-    "Claim": f"{_V}.claims.model", "Check": f"{_V}.claims.model",
-    "Prediction": f"{_V}.claims.model", "Profile": f"{_V}.claims.model",
+    "Claim": f"{_V}.claims.authoring", "Check": f"{_V}.claims.authoring",
+    "Prediction": f"{_V}.claims.authoring", "Profile": f"{_V}.claims.authoring",
+    "Parameter": f"{_V}.claims.authoring", "PARAMETERS": f"{_V}.claims.authoring",
+    "profiles": f"{_V}.claims.authoring", "geometric_sizes": f"{_V}.claims.authoring",
     "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
     "UsageError": f"{_V}.claims.inputs",
 }

@@ -1,0 +1,1 @@
+"""An example gapverify plug-in (see ``claims.py``)."""

@@ -1,0 +1,270 @@
+"""Claims written outside the package: a Python file or an installed plug-in.
+
+Sources, read in this order by :func:`configured_claims` (the registry registers what it
+returns beside the built-in claims):
+
+* files named in ``$GAPVERIFY_CLAIMS`` (``os.pathsep``-separated); ``--claims-from PATH``
+  adds to it, so that worker processes load the same files;
+* installed packages' entry points in the group ``gapverify.claims``: each names a
+  module (or an object) with a ``CLAIMS`` list, or a function returning one.
+
+A claim file is plain Python using :mod:`gapverify` (see
+:mod:`gapverify.verification.claims.authoring` and ``docs/writing-a-claim.md``): it lists its
+:class:`~gapverify.verification.claims.model.Claim` objects in ``CLAIMS`` and may list new
+:class:`~gapverify.theory.parameters.Parameter` objects in ``PARAMETERS``. A claim's
+``experiment`` may be a function ``f(rng, T, params) -> dict``: it is registered under the
+key ``<claim id>@<sha-256 of the file, 12 hex digits>``, so that the store never mixes the
+measurements of two files, or of two versions of one file.
+
+A bad file is refused with :class:`ClaimFileError` (a ``ValueError``; exit 2 on the
+command line), naming the file and the line: a syntax error, an exception while it runs,
+no claim, a prediction that is not a finite number at the claim's defaults, an unknown
+parameter, a check of an unknown prediction, an id that clashes with a built-in claim or
+another file's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+import re
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from gapverify.numerics.experiments import EXPERIMENTS
+from gapverify.theory.parameters import PARAMETERS, Parameter
+from gapverify.verification.claims.inputs import UsageError
+from gapverify.verification.claims.model import Claim
+
+__all__ = ["ENV", "ENTRY_POINT_GROUP", "ClaimFileError", "read_claim_file",
+           "entry_point_claims", "configured_paths", "configured_claims", "LoadedClaims"]
+
+#: The environment variable listing claim files (``os.pathsep``-separated).
+ENV = "GAPVERIFY_CLAIMS"
+#: The entry-point group of installed claim packages.
+ENTRY_POINT_GROUP = "gapverify.claims"
+_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+_STATUSES = ("theorem", "derived", "conjecture", "empirical")
+
+
+class ClaimFileError(UsageError):
+    """A claim file (or plug-in) that cannot be used: the message names the file and the
+    line, and what is wrong."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedClaims:
+    """The claims of one source (a file path or ``entry point NAME``), ready to register."""
+
+    source: str
+    claims: tuple[Claim, ...]
+
+
+def _line_of(source: str, text: str) -> int | None:
+    """The first line of ``source`` containing ``text`` (1-based), if any."""
+    for i, line in enumerate(source.splitlines(), 1):
+        if text in line:
+            return i
+    return None
+
+
+def _where(path: str, line: int | None) -> str:
+    return f"{path}:{line}" if line else path
+
+
+def _error_line(exc: BaseException, filename: str) -> int | None:
+    """The line of ``filename`` where ``exc`` was raised (its innermost frame there)."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == filename:
+            line = frame.lineno
+    return line
+
+
+def _experiment_key(claim_id: str, digest: str) -> str:
+    return f"{claim_id}@{digest}"
+
+
+def _parameters(module_dict: Mapping[str, object], where: str) -> None:
+    """New parameters a file declares (``PARAMETERS = [Parameter(...), ...]``); a name that
+    is already a parameter must be that same parameter."""
+    declared = module_dict.get("PARAMETERS", ())
+    if isinstance(declared, Mapping):
+        declared = tuple(declared.values())
+    for p in declared:
+        if not isinstance(p, Parameter):
+            raise ClaimFileError(f"{where}: PARAMETERS must list gapverify.Parameter objects, got "
+                                 f"{p!r}")
+        known = PARAMETERS.get(p.name)
+        if known is not None and known != p:
+            raise ClaimFileError(f"{where}: parameter '{p.name}' is already defined differently "
+                                 f"({known.description}, {known.domain_text()}); give yours "
+                                 "another name")
+        PARAMETERS.setdefault(p.name, p)
+
+
+def _check_claim(claim: Claim, where: str, taken: Mapping[str, str]) -> None:
+    """Everything about ``claim`` that can be judged before sampling."""
+    if not isinstance(claim.id, str) or not _ID.match(claim.id):
+        raise ClaimFileError(f"{where}: claim id must read 'family.name' (lower case, digits, "
+                             f"underscores), got {claim.id!r}")
+    if claim.id in taken:
+        raise ClaimFileError(f"{where}: claim id '{claim.id}' clashes with "
+                             f"{taken[claim.id]}; choose another id")
+    unknown = [name for name in claim.parameters if name not in PARAMETERS]
+    if unknown:
+        raise ClaimFileError(
+            f"{where}: claim '{claim.id}' takes unknown parameter(s) {', '.join(unknown)}; "
+            f"known: {', '.join(PARAMETERS)} (declare new ones in PARAMETERS)")
+    names = [p.name for p in claim.predictions]
+    if not names:
+        raise ClaimFileError(f"{where}: claim '{claim.id}' has no prediction")
+    for p in claim.predictions:
+        if p.status not in _STATUSES:
+            raise ClaimFileError(f"{where}: prediction '{p.name}' of '{claim.id}' has status "
+                                 f"{p.status!r}; one of {', '.join(_STATUSES)}")
+    for check in claim.checks:
+        if check.prediction not in names:
+            raise ClaimFileError(f"{where}: a check of '{claim.id}' measures unknown prediction "
+                                 f"'{check.prediction}'; predictions: {', '.join(names)}")
+    if "quick" not in claim.profiles:
+        raise ClaimFileError(f"{where}: claim '{claim.id}' needs a 'quick' profile "
+                             "(gapverify.profiles(quick=(low, high, replicates)))")
+    try:
+        values = claim.resolve({})
+    except Exception as exc:  # noqa: BLE001 - a default outside a parameter's domain
+        raise ClaimFileError(f"{where}: claim '{claim.id}': {exc}") from None
+    exact = claim.exact_parameters(values)
+    for p in claim.predictions:
+        try:
+            value = p.formula(exact)
+            number = float(value) if getattr(value, "is_number", isinstance(value, (int, float))) \
+                else None
+        except Exception as exc:  # noqa: BLE001 - user code: reported with the claim's line
+            raise ClaimFileError(f"{where}: prediction '{p.name}' of '{claim.id}' cannot be "
+                                 f"evaluated at the defaults {values}: {type(exc).__name__}: "
+                                 f"{exc}") from None
+        if number is None or not math.isfinite(number):
+            raise ClaimFileError(f"{where}: prediction '{p.name}' of '{claim.id}' is not a finite "
+                                 f"number at the defaults {values} (got {value!r}): a formula "
+                                 "must return a sympy number of the parameters")
+
+
+def _adopt(claim: object, path: str, source: str, digest: str, taken: dict[str, str]) -> Claim:
+    """``claim`` checked, with a function experiment registered under a keyed name."""
+    if not isinstance(claim, Claim):
+        raise ClaimFileError(f"{path}: CLAIMS must list gapverify.Claim objects, got "
+                             f"{type(claim).__name__}")
+    where = _where(path, _line_of(source, repr(claim.id)[1:-1]) if source else None)
+    _check_claim(claim, where, taken)
+    experiment = claim.experiment
+    if callable(experiment):
+        key = _experiment_key(claim.id, digest)
+        EXPERIMENTS[key] = experiment
+        claim = dataclasses.replace(claim, experiment=key)
+    elif experiment not in EXPERIMENTS:
+        raise ClaimFileError(f"{where}: claim '{claim.id}' names experiment {experiment!r}, "
+                             "which is neither a function f(rng, T, params) nor a built-in "
+                             "experiment")
+    taken[claim.id] = f"the claim of {path}"
+    return claim
+
+
+def read_claim_file(path: str | os.PathLike, taken: Mapping[str, str]) -> LoadedClaims:
+    """Run the claim file ``path`` and return its claims, checked; ``taken``: ids already
+    in use, with where they come from (built-in claims, other files)."""
+    path = Path(path)
+    shown = str(path)
+    if not path.is_file():
+        raise ClaimFileError(f"parameter '--claims-from': no such file: {shown!r}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClaimFileError(f"parameter '--claims-from': cannot read {shown!r}: {exc}") from None
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    try:
+        code = compile(source, shown, "exec")
+    except SyntaxError as exc:
+        raise ClaimFileError(f"{_where(shown, exc.lineno)}: syntax error: {exc.msg}") from None
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"gapverify_claims_{stem}_{digest}"
+    module = types.ModuleType(name)
+    module.__file__ = str(path.resolve())
+    sys.modules[name] = module  # functions defined there pickle by reference
+    try:
+        exec(code, module.__dict__)
+    except Exception as exc:  # noqa: BLE001 - user code: one line with its place
+        del sys.modules[name]
+        raise ClaimFileError(f"{_where(shown, _error_line(exc, shown))}: "
+                             f"{type(exc).__name__}: {exc}") from None
+    return _collect(module.__dict__, shown, source, digest, taken)
+
+
+def _collect(namespace: Mapping[str, object], shown: str, source: str, digest: str,
+             taken: Mapping[str, str]) -> LoadedClaims:
+    _parameters(namespace, shown)
+    listed = namespace.get("CLAIMS")
+    if listed is None:
+        raise ClaimFileError(f"{shown}: defines no CLAIMS (a list of gapverify.Claim)")
+    if isinstance(listed, Claim):
+        listed = [listed]
+    mine = dict(taken)
+    claims = tuple(_adopt(c, shown, source, digest, mine) for c in listed)
+    if not claims:
+        raise ClaimFileError(f"{shown}: CLAIMS is empty")
+    return LoadedClaims(shown, claims)
+
+
+def entry_point_claims(taken: Mapping[str, str]) -> list[LoadedClaims]:
+    """The claims of every installed entry point in :data:`ENTRY_POINT_GROUP`."""
+    from importlib.metadata import entry_points
+
+    out, mine = [], dict(taken)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        shown = f"entry point '{ep.name}' ({ep.value})"
+        try:
+            obj = ep.load()
+            namespace = obj.__dict__ if isinstance(obj, types.ModuleType) else (
+                {"CLAIMS": obj()} if callable(obj) else {"CLAIMS": obj})
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in: one line
+            raise ClaimFileError(f"{shown}: {type(exc).__name__}: {exc}") from None
+        source_file = getattr(obj, "__file__", None)
+        source = Path(source_file).read_text(encoding="utf-8") if source_file else ""
+        digest = hashlib.sha256((source or ep.value).encode()).hexdigest()[:12]
+        loaded = _collect(namespace, shown, source, digest, mine)
+        mine.update({c.id: f"the claim of {shown}" for c in loaded.claims})
+        out.append(loaded)
+    return out
+
+
+def configured_paths(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The claim files ``$GAPVERIFY_CLAIMS`` names, in order, each once."""
+    return list(dict.fromkeys(p for p in environ.get(ENV, "").split(os.pathsep) if p.strip()))
+
+
+def configured_claims(taken: Mapping[str, str], paths: Iterable[str] | None = None,
+                      plugins: bool = True) -> list[LoadedClaims]:
+    """Every configured source's claims: the files (``paths``, default
+    :func:`configured_paths`), then the installed plug-ins."""
+    out, mine = [], dict(taken)
+    for p in (configured_paths() if paths is None else paths):
+        loaded = read_claim_file(p, mine)
+        mine.update({c.id: f"the claim of {loaded.source}" for c in loaded.claims})
+        out.append(loaded)
+    if plugins:
+        out += entry_point_claims(mine)
+    return out
+
+
+def add_to_environment(paths: Iterable[str | os.PathLike],
+                       environ: Callable[[], dict] = lambda: os.environ) -> None:
+    """Append ``paths`` (absolute) to ``$GAPVERIFY_CLAIMS``: worker processes started
+    later load the same files."""
+    env = environ()
+    known = configured_paths(env)
+    new = [str(Path(p).resolve()) for p in paths]
+    env[ENV] = os.pathsep.join(dict.fromkeys(known + new))
