@@ -3,12 +3,16 @@
 ``gapverify tables`` and ``gapverify report`` (:mod:`reports.cli`) read a judged run (a
 results JSON or the last run of a store) and recompute no sample:
 
-* :mod:`reports.latex`: escaping (pylatexenc) and numbers whose digits follow their
-  standard error (uncertainties' concise ``0.0490(12)``, read by siunitx's ``\\num``);
-* :mod:`reports.tables`: the per-claim summary (one column of a two-column paper), the
-  per-check table in siunitx ``S`` columns, the notes on the checks (registry notes with
-  their math typeset, :func:`reports.latex.prose`) and the per-size table of each claim
-  (jinja2 templates in ``reports/templates``, :mod:`reports.render`);
+* :mod:`reports.latex`: the :class:`~reports.latex.TeX` marker and escaping (pylatexenc);
+  :mod:`reports.numbers`: numbers whose digits follow their standard error (uncertainties'
+  concise ``0.0490(12)``, read by siunitx's ``\\num``) and siunitx cells;
+  :mod:`reports.prose`: the registry's notes with their ASCII math typeset;
+* :mod:`reports.tables`: the table files: the per-claim summary
+  (:mod:`reports.summary_table`), the per-check table in siunitx ``S`` columns
+  (:mod:`reports.checks_table`), the notes on the checks (:mod:`reports.check_notes`) and
+  the per-size table of each claim (:mod:`reports.claim_tables`), sharing the cells of
+  :mod:`reports.table_cells` (jinja2 templates in ``reports/templates``,
+  :mod:`reports.render`);
 * :mod:`reports.figures`: matplotlib figures of the stored spectra and of the rates;
 * :mod:`reports.document`: ``report.tex``, whether LaTeX is usable here
   (:func:`reports.document.latex_status`) and the compilation with pdflatex.
@@ -19,7 +23,7 @@ import importlib
 # should not pay for matplotlib and jinja2 unless it draws or renders.
 _EXPORTS = {
     "load_run": "gapverify.reports.results", "verdict_word": "gapverify.reports.results",
-    "escape": "gapverify.reports.latex", "shorthand": "gapverify.reports.latex",
+    "escape": "gapverify.reports.latex", "shorthand": "gapverify.reports.numbers",
     "table_files": "gapverify.reports.tables", "write_tables": "gapverify.reports.tables",
     "write_report": "gapverify.reports.document", "compile_pdf": "gapverify.reports.document",
 }

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from gapverify.reports.figures import draw_all, save
-from gapverify.reports.latex import PACKAGES, TeX, escape, prose, significant
+from gapverify.reports.latex import PACKAGES, TeX, escape
+from gapverify.reports.numbers import significant
+from gapverify.reports.prose import prose
 from gapverify.reports.render import render
 from gapverify.reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 

@@ -36,7 +36,8 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from gapverify.reports.latex import TeX, escape, rate_fraction, shorthand
+from gapverify.reports.latex import TeX, escape
+from gapverify.reports.numbers import rate_fraction, shorthand
 from gapverify.reports.results import load_measurements, split_case, verdict_word
 
 __all__ = ["Drawn", "singular_values_figure", "eigenvalues_figure", "stable_rank_figure",

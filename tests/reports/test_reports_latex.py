@@ -1,4 +1,4 @@
-"""Tests of reports/latex.py (escaping, numbers whose digits follow their error) and of the
+"""Tests of reports/latex.py (escaping), reports/numbers.py (numbers whose digits follow their error) and of the
 verdict words of reports/results.py. Pure functions: no sampling, no LaTeX engine."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from gapverify.reports.latex import (
-    PACKAGES, PACKAGES_COMMENT, TeX, escape, interval, math_or_text, num_shorthand,
-    rate_fraction, rounded_like, shorthand, significant, trim_zeros,
+from gapverify.reports.latex import PACKAGES, PACKAGES_COMMENT, TeX, escape, math_or_text
+from gapverify.reports.numbers import (
+    interval, num_shorthand, rate_fraction, rounded_like, shorthand, significant, trim_zeros,
 )
 from gapverify.reports.results import VERDICT_WORDS, split_case, verdict_word
 
@@ -141,8 +141,8 @@ def test_a_number_in_exponent_form_does_not_widen_its_column():
     # a correlation measured at 1e-5 (kq merged_sq_corr): set by siunitx, not aligned, so
     # the S column's table-format keeps no exponent field (it had pushed the per-check
     # table 44-61 pt past the page)
-    from gapverify.reports.latex import table_format
-    from gapverify.reports.tables import _unaligned_if_exponent
+    from gapverify.reports.checks_table import _unaligned_if_exponent
+    from gapverify.reports.numbers import table_format
 
     cells = [_unaligned_if_exponent(c) for c in ("-9.9(97)e-6", "0e-6", "1.002914(35)", "{---}")]
     assert cells[:2] == [r"{\num{-9.9(97)e-6}}", r"{\num{0e-6}}"]

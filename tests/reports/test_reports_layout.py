@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 
 from gapverify.reports import document
-from gapverify.reports.latex import (
-    PACKAGES, _ALLOWED_MACROS, math_or_text, prose, s_number, table_format,
-)
+from gapverify.reports.check_notes import _check_notes, check_notes
+from gapverify.reports.checks_table import checks_table
+from gapverify.reports.latex import PACKAGES, _ALLOWED_MACROS, math_or_text
+from gapverify.reports.numbers import s_number, table_format
+from gapverify.reports.prose import prose
+from gapverify.reports.summary_table import summary_table
+from gapverify.reports.table_cells import split_case
 from gapverify.reports.tables import (
-    CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, _check_notes, check_notes, checks_table, split_case,
-    summary_table, table_files, write_tables,
+    CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, table_files, write_tables,
 )
 from gapverify.verification.claims.registry import CLAIMS
 

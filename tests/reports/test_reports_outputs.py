@@ -26,9 +26,8 @@ from gapverify.verification.cli.reports import COMMANDS, register
 from gapverify.reports.figures import draw_all, save
 from gapverify.reports.latex import PACKAGES, PACKAGES_COMMENT
 from gapverify.reports.results import ResultsError, load_run
-from gapverify.reports.tables import (
-    CHECKS_NAME, SUMMARY_NAME, summary_table, table_files, write_tables,
-)
+from gapverify.reports.summary_table import summary_table
+from gapverify.reports.tables import CHECKS_NAME, SUMMARY_NAME, table_files, write_tables
 from gapverify.verification.running.store import Store
 from gapverify.verification.running.suite import RunOptions, results_json, verify
 

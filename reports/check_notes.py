@@ -1,0 +1,61 @@
+r"""The notes on the checks: the registry's rate notes (once per check) and the verifier's
+reasons, their ASCII math typeset as math (:func:`reports.prose.prose`)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from gapverify.reports.latex import PACKAGES_COMMENT, TeX, escape
+from gapverify.reports.prose import prose
+from gapverify.reports.render import render
+from gapverify.reports.results import verdict_word
+from gapverify.reports.table_cells import _case_math, _case_text, _tt, split_case
+
+__all__ = ["check_notes"]
+
+def _label_tex(check: Mapping[str, Any]) -> TeX:
+    # "sr_X @ s2=0.5, depth=1" -> bold check name, then its case as math
+    base, case = split_case(str(check["label"]))
+    text = r"\textbf{" + escape(base) + "}"
+    if case:
+        keys = [kv.split("=")[0].strip() for kv in case.split(",")]
+        shown = _case_text(_case_math(check, keys)) if check.get("case") else ""
+        shown = shown or escape(case)
+        text += ", case " + shown
+    return TeX(text)
+
+
+def _check_notes(claim: Mapping[str, Any]) -> list[TeX]:
+    # why each rate, once per check of the registry and labelled with the check alone (the
+    # note is the registry's, the same for every case), then the verifier's reason for
+    # every case that did not simply pass and for the exact ones (their tolerance), under
+    # that case's own label
+    notes, seen = [], set()
+    cases = len({split_case(c["label"])[1] for c in claim["checks"]}) > 1
+    for check in claim["checks"]:
+        base, _ = split_case(check["label"])
+        if check.get("rate_note") and base not in seen:
+            seen.add(base)
+            notes.append(TeX(r"\textbf{" + escape(base) + "}" + (" (every case)" if cases else "")
+                             + ": " + prose(check["rate_note"])))
+    for check in claim["checks"]:
+        if check["verdict"] != "pass" or check["kind"] in ("exact", "matching"):
+            reason, _, command = str(check.get("reason", "")).partition("; reproduce: ")
+            text = (_label_tex(check) + " ("
+                    + escape(verdict_word(str(check["verdict"]), str(check.get("status", ""))))
+                    + "): " + prose(reason))
+            if command:  # the one line that reproduces a failure, in typewriter type
+                text += "; reproduce with " + _tt(command)
+            notes.append(TeX(text))
+    return notes
+
+
+def check_notes(run: Mapping[str, Any]) -> str:
+    r"""The notes on the checks (LaTeX source, a ``description`` list): per claim, why each
+    rate was stated (the registry's note, once per check, with its math typeset) and the
+    verifier's reason for every case that did not pass or is exact."""
+    items = []
+    for claim in run["claims"]:
+        notes = _check_notes(claim)
+        if notes:
+            items.append({"claim": _tt(claim["claim"]), "notes": notes})
+    return render("check_notes.tex", packages_comment=TeX(PACKAGES_COMMENT), items=items)

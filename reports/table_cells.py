@@ -1,0 +1,171 @@
+r"""Cells and phrases every table of the report shares: a check's base label and case
+(:func:`split_case`), what it measures (the registry's quantity), a case's parameters as
+math, the run's profile, seed and level for a caption, and the short words of the compact
+tables (status, verdict, power in \%).
+
+Read from the run's results (:mod:`reports.results`) and the registry, never from new
+samples.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping, Sequence
+
+from gapverify.reports.latex import DASH, TeX, escape, math_or_text
+from gapverify.reports.numbers import num, significant, table_format
+from gapverify.reports.results import registry_claim
+from gapverify.reports.results import split_case as _split_bracket_case
+
+__all__ = ["split_case"]
+
+def split_case(label: str) -> tuple[str, str]:
+    """``("sr_X", "depth=2, gamma=1")`` from a check label: the suite labels the checks of
+    a claim that sweeps cases ``"sr_X @ depth=2, gamma=1"``
+    (:func:`verification.suite._merge`); older results wrote ``"sr_X [depth=2, gamma=1]"``.
+
+    Reading only the bracket form left every case's label whole, so a rate note written
+    once per check was printed under each case's label, where it read as a statement about
+    that case (a depth-1 row carried the note "(l, gamma) = (2, 1)", and the registry's
+    quantity and rate status were never found)."""
+    base, sep, case = str(label).partition(" @ ")
+    if sep:
+        return base.strip(), case.strip()
+    return _split_bracket_case(label)
+
+
+def _slug(claim_id: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-") or "claim"
+
+
+def _tt(text: object) -> TeX:
+    return TeX(r"\texttt{" + escape(text) + "}")
+
+
+def _registry_check(claim_id: str, label: str):
+    # the registry's Check and Prediction behind a result's check label, when known
+    reg = registry_claim(claim_id)
+    if reg is None:
+        return None, None
+    base, _ = split_case(label)
+    for check in reg.checks:
+        if check.label == base:
+            try:
+                return check, reg.prediction(check.prediction)
+            except KeyError:
+                return check, None
+    return None, None
+
+
+def _quantity(claim_id: str, label: str) -> str | None:
+    """The LaTeX of what a check measures: its prediction's quantity, over the ``k``-th
+    power of another's for a check judged relative to it (``Check.relative_to``)."""
+    check, prediction = _registry_check(claim_id, label)
+    if prediction is None:
+        return None
+    if check.relative_to is None:
+        return prediction.quantity
+    other, k = check.relative_to
+    power = f"^{{{k}}}" if k != 1 else ""
+    return (prediction.quantity + r"\,\big/\,\bigl("
+            + registry_claim(claim_id).prediction(other).quantity + r"\bigr)" + power)
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
+    from gapverify.theory.parameters import PARAMETERS
+
+    parts = []
+    for name in sorted(parameters):
+        value = parameters[name]
+        symbol = (math_or_text(PARAMETERS[name].latex, math=True) if name in PARAMETERS
+                  else _tt(name))
+        parts.append(TeX(f"{symbol} $=$ {num(significant(float(value), 6))}"))
+    return TeX(", ".join(parts) if parts else "none")
+
+
+def _run_text(run: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> TeX:
+    """``profile quick, root seed 1, level 0.01 per claim``: what a caption needs to stand
+    alone."""
+    seeds = sorted({int(c["root_seed"]) for c in ([claim] if claim else run["claims"])
+                    if "root_seed" in c})
+    seed = (", ".join(str(x) for x in seeds) if seeds else str(run.get("root_seed", "?")))
+    level = (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
+             else "?")
+    return TeX("profile " + escape(run.get("profile") or "?") + ", root seed " + escape(seed)
+               + ", false-alarm level " + level + " per claim")
+
+
+#: Short words of the compact tables (the notes spell them out).
+_STATUS_SHORT = {"theorem": "thm", "derived": "der", "conjecture": "conj", "empirical": "emp"}
+_VERDICT_SHORT = {"fail": r"\textbf{failed}", "flaky": "flaky", "recorded": "recorded",
+                  "not assessed": "not assessed", "not verified": "lacks power",
+                  "lacks power": "lacks power", "outside domain": "outside"}
+_PASS_SHORT = {"theorem": "verified", "derived": "verified", "conjecture": "supported",
+               "empirical": "reproduced"}
+
+
+def _verdict_short(verdict: str, status: str) -> TeX:
+    if verdict == "pass":
+        return TeX(_PASS_SHORT.get(status, "passed"))
+    return TeX(_VERDICT_SHORT.get(verdict, escape(verdict)))
+
+
+def _percent(power) -> str:
+    # power as a percentage for an S column; braced text where it is not a number
+    if power == "inf" or (isinstance(power, float) and math.isinf(power)):
+        return "{none}"
+    if not _finite(power):
+        return "{" + DASH + "}"
+    if 100 * power < 0.01:
+        return r"{$<$0.01}"
+    return significant(100 * power, 2)
+
+
+def _asserted(check: Mapping[str, Any]) -> bool:
+    return check["verdict"] in ("pass", "fail", "lacks power")
+
+
+def _targets(run: Mapping[str, Any]) -> TeX:
+    targets = sorted({c["power_target"] for cl in run["claims"] for c in cl["checks"]
+                      if _finite(c.get("power_target"))})
+    return TeX(", ".join(r"\num{" + significant(100 * t, 2) + r"}\%" for t in targets)
+               or "none recorded")
+
+
+def _s_column(cells: Sequence[str]) -> TeX:
+    return TeX("S[table-format=" + table_format(cells) + "]")
+
+
+def _case_math(check: Mapping[str, Any], varying: Sequence[str]) -> TeX:
+    from gapverify.theory.parameters import PARAMETERS
+
+    case = check.get("case") or {}
+    parts = []
+    for name in varying:
+        if name not in case:
+            continue
+        symbol = PARAMETERS[name].latex if name in PARAMETERS else r"\mathrm{" + escape(name) + "}"
+        if name == "depth":
+            symbol = r"\ell"
+        parts.append(f"{symbol}={significant(float(case[name]), 3)}")
+    src = ",".join(parts)
+    return math_or_text(src, math=True) if src else TeX("")
+
+
+def _varying(claim: Mapping[str, Any]) -> list[str]:
+    cases = claim.get("cases") or []
+    if len(cases) <= 1:
+        return []
+    keys = sorted({k for c in cases for k in c})
+    return [k for k in keys if len({str(c.get(k)) for c in cases}) > 1]
+
+
+def _case_text(math: str) -> TeX:
+    # "$a=1,b=2$" -> "$a=1$, $b=2$": a case breaks between its parameters
+    if not (math.startswith("$") and math.endswith("$")):
+        return TeX(math)
+    return TeX(", ".join(f"${p}$" for p in math[1:-1].split(",")))
