@@ -106,9 +106,11 @@ def test_default_store_keys_are_unchanged_and_a_law_is_in_its_key():
 
 
 def test_reproduce_command_names_the_law_not_s2():
-    cmd = reproduce_command("markov.outliers", [64, 128], 8, 1, {"s2": 0.69, "mu": -0.3}, 0.0,
-                            entries="scipy:gamma(2)")
+    opts = RunOptions(claims=["markov.outliers"], profile="quick", seed=1,
+                      entries="scipy:gamma(2)")
+    cmd = reproduce_command(opts, "markov.outliers", [64, 91, 128], 8)
     assert "--entries 'scipy:gamma(2)'" in cmd and "s2=" not in cmd and "mu=" not in cmd
+    assert "--sizes 64,91,128 --replicates 8 --seed 1" in cmd and cmd.endswith("--no-replay")
 
 
 # --- hypotheses: status drops, never silently a theorem ------------------------------------

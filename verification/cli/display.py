@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgress, TextColumn, \
-    TimeElapsedColumn, TimeRemainingColumn
+    TimeElapsedColumn
 from rich.markup import escape
 from rich.table import Table
 
@@ -32,13 +32,18 @@ def verdict_word(verdict: str, status: str) -> str:
 
 
 class Progress:
-    """One bar per claim: replicates sampled out of those missing from the store."""
+    """One bar per claim: replicates sampled out of those missing from the store, the time
+    elapsed and the time left from the cost model of the tasks still to run
+    (:class:`~verification.running.runner.TimeLeft`, refreshed at most once a second)."""
 
     def __init__(self) -> None:
         self._bar = _RichProgress(TextColumn("{task.description}"), BarColumn(),
-                                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                  MofNCompleteColumn(), TimeElapsedColumn(),
+                                  TextColumn("{task.fields[left]}"),
                                   console=_err, transient=False)
         self._task = None
+        self._left = None
+        self._start = self._shown = 0.0
 
     def __enter__(self):
         self._bar.__enter__()
@@ -47,13 +52,35 @@ class Progress:
     def __exit__(self, *exc):
         return self._bar.__exit__(*exc)
 
-    def start(self, claim: str, todo: int, total: int) -> None:
+    def start(self, claim: str, todo: int, total: int, tasks=None) -> None:
+        import time
+
+        from gapverify.verification.running.runner import TimeLeft
+
         reused = total - todo
         label = f"{claim}" + (f" ({reused} reused)" if reused else "")
-        self._task = self._bar.add_task(label, total=max(todo, 1), completed=0 if todo else 1)
+        self._left = TimeLeft(tasks) if tasks else None
+        self._start = self._shown = time.monotonic()
+        self._task = self._bar.add_task(label, total=max(todo, 1), completed=0 if todo else 1,
+                                        left="")
 
     def advance(self, task, seconds: float) -> None:
-        self._bar.advance(self._task)
+        import time
+
+        if self._left is not None:
+            self._left.finished(task, seconds)
+        now = time.monotonic()
+        fields = {}
+        if self._left is not None and now - self._shown >= 1.0:
+            self._shown = now
+            left = self._left.seconds(now - self._start)
+            fields["left"] = "" if left is None else f"about {_duration(left)} left"
+        self._bar.update(self._task, advance=1, **fields)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def claims_table(rows: Sequence[Mapping]) -> None:

@@ -51,9 +51,18 @@ def _cmd_runs(args) -> int:
           f"{'commit':<10} claims")
     for r in rows:
         claims = ", ".join(r["claims"])
-        print(f"{r['id']:>4}  {r['date']:<20} {str(r['profile']):<9} {str(r['root_seed']):>20}  "
+        mark = "P" if r["perturbations"] else " "
+        print(f"{r['id']:>4}{mark} {r['date']:<20} {str(r['profile']):<9} {str(r['root_seed']):>20}  "
               f"{str(r['code_version']):<12} {(r['git_commit'] or '-')[:10]:<10} "
               f"{claims if len(claims) < 80 else claims[:77] + '...'}")
+        if r["perturbations"]:
+            print(f"{'':6}perturbed (a wrong statement, judged on purpose): "
+                  + " ".join(r["perturbations"]))
+        if r.get("damaged"):
+            print(f"{'':6}damaged: {', '.join(r['damaged'])} cannot be read")
+    if any(r["perturbations"] for r in rows):
+        print("P: a perturbed run; tables and report without --run take the latest run "
+              "that is not perturbed")
     return EXIT_OK
 
 
@@ -71,6 +80,7 @@ def _write_csv(path: str, run: Mapping, run_id: int | None) -> int:
         return EXIT_OK
     output_path("--csv")(path)
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)  # as --json does
         Path(path).write_text(buf.getvalue())
     except OSError as exc:
         raise UsageError(f"parameter '--csv': cannot write {path!r}: {exc.strerror or exc}") from None

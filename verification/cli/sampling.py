@@ -137,6 +137,7 @@ class LineProgress:
         self._every = every
         self._label, self._todo, self._done, self._start = "", 0, 0, 0.0
         self._last = 0.0
+        self._left = None
 
     def __enter__(self):
         return self
@@ -147,21 +148,32 @@ class LineProgress:
     def _print(self, text: str) -> None:
         print(text, file=self._stream or sys.stderr, flush=True)
 
-    def start(self, claim: str, todo: int, total: int) -> None:
+    def start(self, claim: str, todo: int, total: int, tasks=None) -> None:
         import time
+
+        from gapverify.verification.running.runner import TimeLeft
 
         self._label, self._todo, self._done, self._start = claim, todo, 0, time.monotonic()
         self._last = self._start
+        self._left = TimeLeft(tasks) if tasks else None
         reused = total - todo
         self._print(f"sampling {claim}: {todo} task(s)" + (f", {reused} reused from the store"
                                                            if reused else ""))
         if todo == 0:
             self._print(f"sampled {claim}: nothing to do")
 
+    def time_left(self, elapsed: float) -> float:
+        """Seconds left: the cost model of the tasks still to run
+        (:class:`~verification.running.runner.TimeLeft`), or without the tasks the rate so far."""
+        left = self._left.seconds(elapsed) if self._left is not None else None
+        return elapsed * (self._todo - self._done) / self._done if left is None else left
+
     def advance(self, task, seconds: float) -> None:
         import time
 
         self._done += 1
+        if self._left is not None:
+            self._left.finished(task, seconds)
         now = time.monotonic()
         if self._done == self._todo:
             self._print(f"sampled {self._label}: {self._done}/{self._todo} task(s) in "
@@ -169,10 +181,9 @@ class LineProgress:
         elif now - self._last >= self._every:
             self._last = now
             elapsed = now - self._start
-            left = elapsed * (self._todo - self._done) / self._done
             self._print(f"  {self._label}: {self._done}/{self._todo} task(s) "
                         f"({100 * self._done / self._todo:.0f}%) in {elapsed:.0f} s, about "
-                        f"{left:.0f} s left")
+                        f"{self.time_left(elapsed):.0f} s left")
 
 
 def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:

@@ -30,6 +30,7 @@ on one store never compute the same task (:meth:`verification.store.Store.claim`
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -54,7 +55,7 @@ LEASE_SECONDS = 120.0
 __all__ = ["LEASE_SECONDS", "Task", "params_key", "Terminated", "stream", "run_task",
            "task_limits", "task_threads", "available_cores", "task_cost", "task_memory",
            "available_memory", "check_memory", "SerialExecutor", "default_executor",
-           "shutdown_executor", "plan", "sweep", "replay_seed"]
+           "shutdown_executor", "plan", "sweep", "replay_seed", "TimeLeft"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -175,6 +176,71 @@ def task_cost(task: Task) -> float:
     T = float(task.T)
     c = _QUADRATIC.get(task.experiment)
     return c * T * T if c is not None else T ** 3
+
+
+class TimeLeft:
+    """The time a sweep has left, from a cost model of the tasks still to run, so that
+    the estimate does not assume every task costs what the first ones did (the sweep
+    runs the largest first: a per-task average overestimates the rest several-fold).
+
+    A task of experiment ``e`` at size ``T`` is predicted to take ``t_e(T)``: the mean of
+    the finished tasks at that ``(e, T)``; else ``c_e T^p_e``, a least-squares line of
+    ``log t`` on ``log T`` over ``e``'s finished tasks (``p`` in [0, 4]) when they have two
+    sizes or more, else with ``p`` the exponent of :func:`task_cost` (2 or 3); an experiment
+    with no finished task takes the finished tasks' mean of ``t / task_cost``. The time
+    left is ``elapsed * sum(t_e(T) left) / sum(t finished)``: the rate at which measured
+    task-seconds were done so far, workers and in-flight overlap included.
+    """
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        self._left: dict[tuple[str, int], int] = {}
+        self._cost: dict[tuple[str, int], float] = {}
+        for t in tasks:
+            key = (t.experiment, int(t.T))
+            self._left[key] = self._left.get(key, 0) + 1
+            self._cost[key] = task_cost(t)
+        self._done: dict[tuple[str, int], list[float]] = {}
+        self._seconds = 0.0
+
+    def finished(self, task: Task, seconds: float) -> None:
+        key = (task.experiment, int(task.T))
+        if self._left.get(key):
+            self._left[key] -= 1
+        self._done.setdefault(key, []).append(max(float(seconds), 1e-9))
+        self._seconds += max(float(seconds), 1e-9)
+        self._cost.setdefault(key, task_cost(task))
+
+    def _predict(self) -> Callable[[str, int], float]:
+        fits: dict[str, tuple[float, float]] = {}
+        per_cost = [s / self._cost[k] for k, ss in self._done.items() for s in ss]
+        ratio = float(np.mean(per_cost)) if per_cost else 0.0
+        for e in {k[0] for k in self._done}:
+            pts = [(math.log(T), math.log(s)) for (ee, T), ss in self._done.items() if ee == e
+                   for s in ss]
+            x, y = np.array(pts).T
+            if len(set(x)) >= 2:  # log t = log c + p log T
+                p = float(np.clip(np.polyfit(x, y, 1)[0], 0.0, 4.0))
+            else:
+                p = 2.0 if e in _QUADRATIC else 3.0
+            fits[e] = (p, float(np.mean(y - p * x)))
+
+        def predict(e: str, T: int) -> float:
+            if (e, T) in self._done:
+                return float(np.mean(self._done[(e, T)]))
+            if e in fits:
+                p, logc = fits[e]
+                return math.exp(logc + p * math.log(T))
+            return ratio * self._cost[(e, T)]
+        return predict
+
+    def seconds(self, elapsed: float) -> float | None:
+        """Seconds left after ``elapsed`` seconds of the sweep (``None`` before the first
+        task has finished)."""
+        if not self._done:
+            return None
+        predict = self._predict()
+        left = sum(n * predict(e, T) for (e, T), n in self._left.items() if n)
+        return elapsed * left / self._seconds
 
 
 def _width(task: Task) -> int:

@@ -19,8 +19,9 @@ not recorded), and any write raises :class:`StoreReadOnly`, a ``ValueError`` nam
 
 Schema. ``PRAGMA user_version`` holds :data:`SCHEMA_VERSION`. Version 2 added the run
 columns ``profile``, ``claims``, ``root_seed``, ``code_version`` and ``provenance``
-(filled for older runs from their stored results); a version-1 store is migrated when it
-is opened writable. A SQLite file whose tables are not gapverify's is refused, naming
+(filled for older runs from their stored results); version 3 the column ``perturbations``
+(a JSON list of the run's ``--perturb``/``--perturb-parameter`` arguments, ``[]`` for a
+run of the statements as stated). An older store is migrated when it is opened writable. A SQLite file whose tables are not gapverify's is refused, naming
 ``--store``.
 """
 from __future__ import annotations
@@ -37,11 +38,11 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["Store", "StoreReadOnly", "SCHEMA_VERSION", "code_version", "encode", "decode",
+__all__ = ["Store", "StoreReadOnly", "StoreDamaged", "SCHEMA_VERSION", "code_version", "encode", "decode",
            "parameters_key"]
 
 #: Version of the store's tables (``PRAGMA user_version``); see the module docstring.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS measurements (
@@ -76,7 +77,8 @@ CREATE TABLE IF NOT EXISTS runs (
     claims TEXT,
     root_seed INTEGER,
     code_version TEXT,
-    provenance TEXT
+    provenance TEXT,
+    perturbations TEXT
 );
 """
 
@@ -88,13 +90,18 @@ _REQUIRED = {
                "expires"},
     "runs": {"id", "created", "command", "results"},
 }
-#: Columns schema version 2 added to ``runs`` (name, SQL type).
+#: Columns schema versions 2 and 3 added to ``runs`` (name, SQL type).
 _RUN_COLUMNS = (("profile", "TEXT"), ("claims", "TEXT"), ("root_seed", "INTEGER"),
-                ("code_version", "TEXT"), ("provenance", "TEXT"))
+                ("code_version", "TEXT"), ("provenance", "TEXT"), ("perturbations", "TEXT"))
 
 
 class StoreReadOnly(ValueError):
     """A write to a store opened read-only (the message names ``--store``)."""
+
+
+class StoreDamaged(ValueError):
+    """A stored measurement or run that cannot be read (the message names ``--store``
+    and the row; exit 2 on the command line)."""
 
 
 @functools.cache
@@ -214,14 +221,14 @@ class Store:
                 return
             for name, sqltype in missing:
                 db.execute(f"ALTER TABLE runs ADD COLUMN {name} {sqltype}")
-            rows = db.execute("SELECT id, results FROM runs WHERE profile IS NULL").fetchall()
+            rows = db.execute("SELECT id, results FROM runs WHERE profile IS NULL OR "
+                              "perturbations IS NULL").fetchall()
             for run_id, text in rows:
-                try:
-                    res = json.loads(text)
-                except json.JSONDecodeError:
+                res = _loads(text)
+                if not res:  # unreadable results: left as they are (runs() says so)
                     continue
                 db.execute("UPDATE runs SET profile=?, claims=?, root_seed=?, code_version=?, "
-                           "provenance=? WHERE id=?", (*_run_fields(res), run_id))
+                           "provenance=?, perturbations=? WHERE id=?", (*_run_fields(res), run_id))
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -308,8 +315,19 @@ class Store:
             if len(rows) < replicates:
                 raise RuntimeError(f"{experiment}: {len(rows)} of {replicates} replicates stored at "
                                    f"T={T} (code version {version}); the sweep did not finish")
-            out[int(T)] = [decode(p) for (p,) in rows]
+            out[int(T)] = [self._decode(p, experiment, T, r) for r, (p,) in enumerate(rows)]
         return out
+
+    def _decode(self, payload: bytes, experiment: str, T: int, replicate: int) -> dict:
+        """:func:`decode`, a damaged payload named as such (``--store``, exit 2)."""
+        try:
+            return decode(payload)
+        except Exception as exc:  # noqa: BLE001 - zipfile, numpy and OS errors alike
+            raise StoreDamaged(
+                f"parameter '--store': {self.path} is damaged: the measurement of {experiment} "
+                f"at T={T}, replicate {replicate} cannot be read ({type(exc).__name__}: "
+                f"{exc}); delete that row of table 'measurements' (a rerun samples it again) "
+                "or give a new --store") from None
 
     def add_run(self, command: str, results: Mapping[str, object]) -> int:
         """Record a judged run; returns its id. On a read-only store nothing is recorded
@@ -319,37 +337,62 @@ class Store:
         with self._write():
             cur = self.db.execute(
                 "INSERT INTO runs (created, command, results, profile, claims, root_seed, "
-                "code_version, provenance) VALUES (?,?,?,?,?,?,?,?)",
+                "code_version, provenance, perturbations) VALUES (?,?,?,?,?,?,?,?,?)",
                 (time.time(), command, json.dumps(results, sort_keys=True, allow_nan=False),
                  *_run_fields(results)))
         return int(cur.lastrowid)
 
-    def last_run(self) -> dict | None:
-        row = self.db.execute("SELECT results FROM runs ORDER BY id DESC LIMIT 1").fetchone()
-        return json.loads(row[0]) if row else None
+    def last_run(self, perturbed: bool = False) -> dict | None:
+        """The results of the latest run of the statements as stated (``perturbed``: of
+        any run, a perturbed one included); ``None`` when there is none. A perturbed run
+        (``--perturb``) judges a wrong statement on purpose: reports of "the last run"
+        never take it unless named with ``--run``."""
+        for rid, text, pert in self.db.execute(
+                f"SELECT id, results, {self._perturbations_sql()} FROM runs ORDER BY id DESC"):
+            results = self._results(rid, text)
+            if perturbed or not _perturbations(pert, results):
+                return results
+        return None
 
     def get_run(self, run_id: int) -> dict | None:
         """The results of run ``run_id`` (``None`` when there is no such run)."""
         row = self.db.execute("SELECT results FROM runs WHERE id=?", (int(run_id),)).fetchone()
-        return json.loads(row[0]) if row else None
+        return self._results(int(run_id), row[0]) if row else None
+
+    def _perturbations_sql(self) -> str:
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        return "perturbations" if "perturbations" in have else "NULL"
+
+    def _results(self, run_id: int, text) -> dict:
+        """A run's results JSON, damaged text named as such (``--store``, exit 2)."""
+        try:
+            out = json.loads(text)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise StoreDamaged(f"parameter '--store': {self.path} is damaged: the results of run "
+                               f"{run_id} are not JSON ({exc}); name another run with --run, "
+                               "delete that row of table 'runs', or give a new --store") from None
+        if not isinstance(out, dict):
+            raise StoreDamaged(f"parameter '--store': {self.path} is damaged: the results of run "
+                               f"{run_id} are not a JSON object; name another run with --run, "
+                               "delete that row of table 'runs', or give a new --store")
+        return out
 
     def runs(self) -> list[dict]:
         """Every recorded run, oldest first: ``id``, ``created`` (Unix time), ``command``,
         ``profile``, ``claims`` (list), ``root_seed``, ``code_version``, ``provenance``
-        (dict), read from the columns (or, on an unmigrated read-only store, the results)."""
+        (dict) and ``perturbations`` (list of ``--perturb`` arguments, empty for a run of
+        the statements as stated), read from the columns (or, on an unmigrated read-only
+        store, the results). A column that is not JSON is read from the run's results
+        instead; a run whose results are damaged too keeps what its columns say, with
+        ``damaged`` naming what cannot be read."""
         have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        columns = [n for n, _ in _RUN_COLUMNS if n in have]
         out = []
-        if {n for n, _ in _RUN_COLUMNS} <= have:
-            rows = self.db.execute("SELECT id, created, command, profile, claims, root_seed, "
-                                   "code_version, provenance, results FROM runs ORDER BY id")
-            for rid, created, command, profile, claims, seed, version, prov, results in rows:
-                if profile is None:  # not backfilled
-                    profile, claims, seed, version, prov = _run_fields(_loads(results))
-                out.append(_run_row(rid, created, command, profile, claims, seed, version, prov))
-        else:
-            for rid, created, command, results in self.db.execute(
-                    "SELECT id, created, command, results FROM runs ORDER BY id"):
-                out.append(_run_row(rid, created, command, *_run_fields(_loads(results))))
+        for row in self.db.execute(f"SELECT id, created, command, results"
+                                   f"{''.join(', ' + c for c in columns)} FROM runs ORDER BY id"):
+            rid, created, command, results = row[:4]
+            stored = dict(zip(columns, row[4:]))
+            out.append(_run_row(rid, created, command, results, stored))
         return out
 
     def count(self) -> int:
@@ -378,17 +421,77 @@ def _loads(text: str) -> dict:
     return out if isinstance(out, dict) else {}
 
 
+def _perturbations(column, results: Mapping) -> list[str]:
+    """A run's perturbations: its column (JSON list), else read from its results."""
+    if isinstance(column, str):
+        try:
+            value = json.loads(column)
+            if isinstance(value, list):
+                return [str(v) for v in value]
+        except json.JSONDecodeError:
+            pass
+    return _perturbation_args(results)
+
+
+def _perturbation_args(results: Mapping) -> list[str]:
+    """``--perturb``/``--perturb-parameter`` arguments of a run, from its results
+    (the order of :func:`verification.running.suite.perturbations`)."""
+    out = []
+    eps = results.get("perturb")
+    if isinstance(eps, (int, float)) and eps:
+        out.append(f"--perturb {float(eps)!r}")
+    preds = results.get("perturb_predictions")
+    for k, v in sorted(preds.items() if isinstance(preds, dict) else ()):
+        out.append(f"--perturb {k}={float(v)!r}")
+    params = results.get("perturb_parameters")
+    for k, d in sorted(params.items() if isinstance(params, dict) else ()):
+        for p, f in sorted(d.items() if isinstance(d, dict) else ()):
+            out.append(f"--perturb-parameter {k}:{p}={float(f)!r}")
+    return out
+
+
 def _run_fields(results: Mapping[str, object]) -> tuple:
-    """``(profile, claims JSON, root_seed, code_version, provenance JSON)`` of a run's results."""
+    """``(profile, claims JSON, root_seed, code_version, provenance JSON, perturbations
+    JSON)`` of a run's results."""
     claims = [c.get("claim") for c in results.get("claims", []) if isinstance(c, dict)]
     prov = results.get("provenance") or {}
     seed = results.get("root_seed")
     return (results.get("profile"), json.dumps(claims), int(seed) if seed is not None else None,
-            results.get("code_version"), json.dumps(prov, sort_keys=True))
+            results.get("code_version"), json.dumps(prov, sort_keys=True),
+            json.dumps(_perturbation_args(results)))
 
 
-def _run_row(rid, created, command, profile, claims, seed, version, prov) -> dict:
-    return {"id": int(rid), "created": float(created), "command": command, "profile": profile,
-            "claims": json.loads(claims) if isinstance(claims, str) else list(claims or []),
-            "root_seed": seed, "code_version": version,
-            "provenance": json.loads(prov) if isinstance(prov, str) else dict(prov or {})}
+def _json_column(text, kind):
+    """A JSON column's value, or ``None`` when it is missing or not JSON of ``kind``."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def _run_row(rid, created, command, results_text, stored: Mapping) -> dict:
+    """One row of :meth:`Store.runs`: the columns, each unreadable one taken from the
+    run's results (``damaged`` names what neither holds)."""
+    results = _loads(results_text)
+    fields = dict(zip(("profile", "claims", "root_seed", "code_version", "provenance"),
+                      _run_fields(results)))
+    damaged = [] if results or results_text == "{}" else ["results"]
+    claims = _json_column(stored.get("claims"), list)
+    prov = _json_column(stored.get("provenance"), dict)
+    for name, value in (("claims", claims), ("provenance", prov)):
+        if value is None and stored.get(name) is not None and not results:
+            damaged.append(name)
+    row = {"id": int(rid), "created": float(created), "command": command,
+           "profile": stored.get("profile") or fields["profile"],
+           "claims": claims if claims is not None else json.loads(fields["claims"]),
+           "root_seed": stored.get("root_seed") if stored.get("root_seed") is not None
+           else fields["root_seed"],
+           "code_version": stored.get("code_version") or fields["code_version"],
+           "provenance": prov if prov is not None else json.loads(fields["provenance"]),
+           "perturbations": _perturbations(stored.get("perturbations"), results)}
+    if damaged:
+        row["damaged"] = damaged
+    return row

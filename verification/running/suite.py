@@ -95,12 +95,9 @@ def plan_run(opts: RunOptions) -> RunPlan:
     """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
     law = entry_law_of(opts.entries)
     backend = backend_keys(opts)
-    claims = [get_claim(c) for c in opts.claims]
     if law is not None:
-        from gapverify.verification.claims.registry.markov import with_entry_law
-
-        select_entry_claims([c.id for c in claims], opts.entries, named=True)
-        claims = [with_entry_law(c, law) for c in claims]
+        select_entry_claims(list(opts.claims), opts.entries, named=True)
+    claims = [run_claim(c, None if law is None else law.spec) for c in opts.claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
     overrides = _entry_overrides(opts)
     cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
@@ -148,25 +145,98 @@ def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
     return dataclasses.replace(variant, prediction_parameters=wrong)
 
 
-def reproduce_command(claim: str, sizes: Sequence[int], replicates: int, seed: int,
-                      overrides: Mapping[str, float], perturb: float,
-                      perturb_predictions: Mapping[str, float] | None = None,
-                      perturb_parameters: Mapping[str, Mapping[str, float]] | None = None,
-                      entries: str | None = None) -> str:
-    parts = ["gapverify", "run", claim, "--sizes", ",".join(map(str, sizes)),
-             "--replicates", str(replicates), "--seed", str(seed)]
-    if entries is not None:  # the law sets s2 (its kappa); mu does not enter
-        parts += ["--entries", entries]
-        overrides = {k: v for k, v in overrides.items() if k not in ("s2", "mu")}
-    for k, v in sorted(overrides.items()):
+def reproduce_command(opts: RunOptions, claim: str, sizes: Sequence[int], replicates: int,
+                      store: str | None = None) -> str:
+    """The command that reproduces a failure of ``claim`` in a run of ``opts``: the claim
+    alone (its verdict does not depend on the other claims: its family is its own checks)
+    at ``sizes`` and ``replicates``, with the run's profile, root seed, ``--set``,
+    ``--entries``, perturbations, level and backend, ``--store`` when not the default,
+    and ``--no-replay`` (the failure itself, not its replay)."""
+    return _run_command(opts, [claim], Profile(tuple(sizes), replicates, 0.0), store,
+                        no_replay=True)
+
+
+def reproduce_sizes(claim: Claim, check, sizes: Sequence[int]) -> list[int]:
+    """The sizes a reproduction needs: all of the run's for a fitted check (its fit and
+    Bonferroni divisor depend on every size); for an exact check, which fails on one
+    replicate, those up to the failing size, but never fewer than the claim needs to run
+    (:attr:`Check.minimum_sizes` of its asserted checks: the command line's minimum)."""
+    sizes = sorted(sizes)
+    if check.kind not in ("exact", "matching") or check.failing_size is None:
+        return sizes
+    need = min([c.minimum_sizes for c in claim.checks if c.asserted], default=1)
+    upto = [s for s in sizes if s <= check.failing_size]
+    return sizes[:max(len(upto), need)]
+
+
+def perturbations(opts: RunOptions) -> list[str]:
+    """The run's perturbations as command-line arguments (``--perturb 0.05``,
+    ``--perturb kappa=0.05``, ``--perturb-parameter s1:s2=2``); empty for a plain run."""
+    out = [f"--perturb {opts.perturb!r}"] if opts.perturb else []
+    out += [f"--perturb {k}={v!r}" for k, v in sorted(opts.perturb_predictions.items())]
+    out += [f"--perturb-parameter {k}:{p}={f!r}"
+            for k, d in sorted(opts.perturb_parameters.items()) for p, f in sorted(d.items())]
+    return out
+
+
+def require_stored(store: Store, run: RunPlan, opts: RunOptions) -> None:
+    """A perturbed run judges stored samples only: every case of every claim must be in
+    the store, else a :class:`~verification.claims.inputs.UsageError` naming ``--perturb``,
+    the claim and sizes missing and the command that samples them (exit 2)."""
+    from gapverify.verification.claims.inputs import UsageError
+
+    version = code_version()
+    lacking = []
+    for claim in run.claims:
+        prof = run.profiles[claim.id]
+        missing = [t for values in run.cases[claim.id]
+                   for t in plan(store, claim.experiment, _sampling(values, run.law, run.backend),
+                                 prof.sizes, prof.replicates, opts.seed, version)]
+        if missing:
+            total = prof.replicates * len(prof.sizes) * len(run.cases[claim.id])
+            lacking.append(f"{len(missing)} of {total} sample(s) of {claim.id} (T = "
+                           f"{', '.join(map(str, sorted({t.T for t in missing})))})")
+    if lacking:
+        name = perturbations(opts)[0].split(" ")[0]
+        plain = dataclasses.replace(opts, perturb=0.0, perturb_predictions={},
+                                    perturb_parameters={})
+        command = _run_command(plain, [c.id for c in run.claims],
+                               run.profiles[run.claims[0].id], store.path)
+        if len({(p.sizes, p.replicates) for p in run.profiles.values()}) > 1:
+            command = _run_command(plain, [c.id for c in run.claims], None, store.path)
+        raise UsageError(
+            f"parameter '{name}': a perturbed run judges the stored samples of the statement "
+            f"as stated and samples nothing, but {store.path} lacks {'; '.join(lacking)} "
+            f"(root seed {opts.seed}, code version {version}); sample them first: {command}")
+
+
+def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None,
+                 store: str | None, no_replay: bool = False) -> str:
+    """The ``gapverify run`` command of ``opts`` for ``claims`` at ``prof``'s sizes and
+    replicates (``None``: the run's ``--sizes`` and ``--replicates``, if given)."""
+    from gapverify.verification.running.defaults import default_store
+
+    parts = ["gapverify", "run", *claims, "--profile", opts.profile]
+    if prof is not None:
+        parts += ["--sizes", ",".join(map(str, prof.sizes)), "--replicates", str(prof.replicates)]
+    parts += ["--seed", str(opts.seed)]
+    if prof is None:
+        parts += (["--sizes", ",".join(map(str, opts.sizes))] if opts.sizes else []) + \
+            (["--replicates", str(opts.replicates)] if opts.replicates else [])
+    if opts.entries is not None:
+        parts += ["--entries", opts.entries]
+    for k, v in sorted(opts.overrides.items()):
         parts += ["--set", f"{k}={v!r}"]
-    if perturb:
-        parts += ["--perturb", repr(perturb)]
-    for k, v in sorted((perturb_predictions or {}).items()):
-        parts += ["--perturb", f"{k}={v!r}"]
-    for k, d in sorted((perturb_parameters or {}).items()):
-        for p, f in sorted(d.items()):
-            parts += ["--perturb-parameter", f"{k}:{p}={f!r}"]
+    for arg in perturbations(opts):
+        parts += arg.split(" ", 1)
+    if opts.level != DEFAULT_LEVEL:
+        parts += ["--level", repr(opts.level)]
+    for k, v in backend_keys(opts).items():
+        parts += [f"--{k}", str(v)]
+    if store and store != ":memory:" and store != default_store():
+        parts += ["--store", store]
+    if no_replay:
+        parts.append("--no-replay")
     return shlex.join(parts)
 
 
@@ -183,7 +253,7 @@ def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
     engine = _engine(executor)
     tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
     if progress and tasks:
-        progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes))
+        progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes), tasks=tasks)
     engine.check_memory(tasks)
     sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
           in_flight=engine.in_flight, threads=engine.threads)
@@ -219,11 +289,27 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     return merged
 
 
-def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
-                 prof: Profile, seed: int, version: str, q: float, variant: Variant) -> ClaimResult:
-    """Judge one case of a claim on what the store holds for it (nothing is sampled): a
-    pool worker runs this for the run's cases in parallel, opening the store read-only."""
+def run_claim(claim_id: str, entries: str | None) -> Claim:
+    """The claim a run judges: the registry's, or under an entry law (``--entries``) the
+    one :func:`~verification.claims.registry.markov.with_entry_law` makes of it (statuses
+    dropped, light-tail domains lifted). The one recipe for the coordinator and for a
+    pool worker, so that a verdict does not depend on where it is judged."""
     claim = get_claim(claim_id)
+    law = entry_law_of(entries)
+    if law is None:
+        return claim
+    from gapverify.verification.claims.registry.markov import with_entry_law
+
+    return with_entry_law(claim, law)
+
+
+def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
+                 prof: Profile, seed: int, version: str, q: float, variant: Variant,
+                 entries: str | None = None) -> ClaimResult:
+    """Judge one case of a claim on what the store holds for it (nothing is sampled): a
+    pool worker runs this for the run's cases in parallel, opening the store read-only.
+    ``entries``: the run's entry law, whose claim (:func:`run_claim`) is judged."""
+    claim = run_claim(claim_id, entries)
     store = Store(store_path, readonly=True)
     try:
         data = store.load(claim.experiment, params_key(sampling), seed, version, prof.sizes,
@@ -258,15 +344,9 @@ def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float,
         if replay.verdict != "fail":
             result.verdict = "flaky"
     for check in result.failed:
-        T = check.failing_size or prof.sizes[-1]
-        sizes = [s for s in prof.sizes if s <= T]
         check.reproduce = reproduce_command(
-            claim.id, sizes, prof.replicates, opts.seed,
-            {k: values[k] for k in claim.parameters if k in values}, opts.perturb,
-            opts.perturb_predictions, opts.perturb_parameters,
-            entries=None if law is None else law.spec)
-        if backend:
-            check.reproduce += "".join(f" --{k} {v}" for k, v in backend.items())
+            opts, claim.id, reproduce_sizes(claim, check, prof.sizes), prof.replicates,
+            store.path)
         check.reason += "; reproduce: " + check.reproduce
     return result
 
@@ -288,7 +368,7 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     total = len(tasks) + stored  # a task two claims share is one task, not one reused
     engine.check_memory(tasks)
     if progress and tasks:
-        progress.start(f"{len(run.claims)} claim(s)", len(tasks), total)
+        progress.start(f"{len(run.claims)} claim(s)", len(tasks), total, tasks=tasks)
     return sweep(store, tasks, engine.executor, in_flight=engine.in_flight, threads=engine.threads,
                  on_done=(progress.advance if progress and tasks else None))
 
@@ -311,7 +391,8 @@ def _judge_in_pool(store: Store, run: RunPlan, opts: RunOptions, variant: Varian
             futures[(claim.id, i)] = engine.executor.submit(
                 judge_stored, store.path, claim.id, dict(values),
                 _sampling(values, run.law, backend), run.profiles[claim.id], opts.seed, version,
-                run.q[claim.id], _variant_at(variant, opts, claim, values))
+                run.q[claim.id], _variant_at(variant, opts, claim, values),
+                None if run.law is None else run.law.spec)
     return {key: f.result() for key, f in futures.items()}
 
 
@@ -324,6 +405,11 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     for claim in run.claims:  # a wrong parameter outside its domain is bad input: before sampling
         for values in run.cases[claim.id]:
             _variant_at(variant, opts, claim, values)
+    if perturbations(opts):
+        # a wrong statement is judged on the stored samples of the right one: nothing is
+        # sampled and nothing replayed (a replay would sample a fresh root seed)
+        require_stored(store, run, opts)
+        opts = dataclasses.replace(opts, replay=False)
     own = executor is None
     executor = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     results = []
