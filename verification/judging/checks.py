@@ -20,7 +20,8 @@ from scipy.optimize import linear_sum_assignment
 
 from gapverify.verification.claims.model import Check
 from gapverify.verification.judging.inference import (
-    extrapolate_limit, family_limit, power_law_fit, profile_limit, summarise,
+    extrapolate_limit, family_limit, power_law_fit, profile_limit, student_quantile, summarise,
+    per_test_level,
 )
 
 __all__ = ["Variant", "SizeRow", "CheckResult", "ClaimResult", "Measurements",
@@ -140,6 +141,8 @@ class ClaimResult:
     experiment: str = ""  # the store key of the measurements (claims may share one)
     cases: list[dict] | None = None  # parameters of every case, when a claim sweeps several
     unverified: list[str] = field(default_factory=list)  # why the claim is not verified
+    #: the most severe reason of ``unverified`` (outcomes.NOT_VERIFIED_REASONS), else ""
+    reason: str = ""
     power_summary: str = ""  # "k of n predictions verified with power"
     level: float = DEFAULT_LEVEL
     tests: int = 0
@@ -235,11 +238,28 @@ class _Outcome:
     interval: tuple[float, float] | None = None
 
 
+def _misfit(p_fit: float, q: float) -> str | None:
+    """The reason a check fails when its finite-size model does not fit at the test's
+    level (:func:`verification.judging.inference.per_test_level`), else ``None``."""
+    if p_fit < per_test_level(q):
+        return f"the measurements contradict the stated finite-size form (goodness of fit p = {p_fit:.2g})"
+    return None
+
+
 def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float | None,
                 q: float, params: Mapping[str, float] | None = None) -> _Outcome:
     """The rate and limit tests of a rated check, or the profile interval of a rate-range
-    check, on the per-size summaries ``rows``."""
+    check, or the union of a model family's intervals, on the per-size summaries ``rows``.
+
+    ``q`` is a normal quantile; every standard error here is estimated from the sizes'
+    replicates, so each test uses the Student quantile of ``q`` at that error's degrees
+    of freedom (Welch-Satterthwaite over the sizes of a fit). A limit check whose
+    finite-size model the measurements contradict (goodness of fit below the test's
+    level) fails, whatever the interval the misfit would have inflated: the model is part
+    of the statement, and a prediction off by orders of magnitude must not pass as
+    "lacks power" inside an interval inflated by that misfit."""
     Ts = np.array([r.T for r in rows], dtype=float)
+    n = np.array([r.n for r in rows], dtype=float)
     err = np.array([r.error for r in rows])
     err_se = np.array([r.error_se for r in rows])
     means = np.array([r.mean for r in rows])
@@ -247,47 +267,59 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     if check.models:
         if check.correction is not None:  # the theory's E x_T - L, known at every size
             means = means - np.asarray(check.correction(params, Ts.astype(int)), dtype=float)
-        fam = family_limit(Ts, means, mean_se, check.models, q)
-        ok = fam.accepts(predicted)
+        fam = family_limit(Ts, means, mean_se, check.models, q, n)
         members = ", ".join(f"{name} {L:.5g}" for name, L, _ in fam.fits)
-        reason = (f"{len(fam.fits)} finite-size models ({members}): L in "
-                  f"[{fam.low:.5g}, {fam.high:.5g}]" + ("" if ok else f", which misses {predicted:.5g}"))
+        misfit = _misfit(fam.p_fit, q)
+        ok = misfit is None and fam.accepts(predicted)
+        reason = (f"{len(fam.fits)} finite-size models ({members}): "
+                  + (misfit if misfit else f"L in [{fam.low:.5g}, {fam.high:.5g}]"
+                     + ("" if ok else f", which misses {predicted:.5g}")))
         return _Outcome(ok, reason, limit_hat=fam.L, limit_se=fam.se_L,
-                        failing=None if ok else int(Ts[-1]), interval=(fam.low, fam.high))
+                        failing=None if ok else int(Ts[-1]),
+                        interval=None if misfit else (fam.low, fam.high))
     if check.rate_range is not None:
-        prof = profile_limit(Ts, means, mean_se, check.rate_range, q)
-        ok = prof.accepts(predicted)
+        prof = profile_limit(Ts, means, mean_se, check.rate_range, q, n=n)
+        misfit = _misfit(prof.p_fit, q)
+        ok = misfit is None and prof.accepts(predicted)
         reason = (f"x_T = L + c T^-r, r in [{prof.rates[0]:.2f}, {prof.rates[1]:.2f}] "
                   f"(stated range [{check.rate_range[0]:.3g}, {check.rate_range[1]:.3g}]): "
-                  f"L in [{prof.low:.5g}, {prof.high:.5g}]"
-                  + ("" if ok else f", which misses {predicted:.5g}"))
+                  + (misfit if misfit else f"L in [{prof.low:.5g}, {prof.high:.5g}]"
+                     + ("" if ok else f", which misses {predicted:.5g}")))
         return _Outcome(ok, reason, limit_hat=prof.L, limit_se=prof.se_L,
-                        failing=None if ok else int(Ts[-1]), interval=(prof.low, prof.high))
-    fit = power_law_fit(Ts, err, err_se)
+                        failing=None if ok else int(Ts[-1]),
+                        interval=None if misfit else (prof.low, prof.high))
+    fit = power_law_fit(Ts, err, err_se, n)
     beta = -fit.b
-    rate_ok = beta + q * fit.se_b >= rate
+    rate_ok = beta + student_quantile(q, fit.dof_b) * fit.se_b >= rate
     target = 0.0 if check.kind == "distance" else predicted
     # extrapolate at the stated rate, or at the fitted one where the data converge faster
     # (a stated rate is a lower bound; a faster truth would bias a fixed-rate intercept)
-    ext = extrapolate_limit(Ts, means, mean_se, max(rate, beta))
-    limit_ok = (ext.a <= q * ext.se_a if check.kind == "distance"
-                else abs(ext.a - target) <= q * ext.se_a)
+    ext = extrapolate_limit(Ts, means, mean_se, max(rate, beta), n)
+    t_a = student_quantile(q, ext.dof_a)
+    limit_ok = (ext.a <= t_a * ext.se_a if check.kind == "distance"
+                else abs(ext.a - target) <= t_a * ext.se_a)
+    # the limit's finite-size form x_T = L + c T^-r; a distance's mean is not tested for
+    # it (its own rate test judges how it decays)
+    misfit = _misfit(ext.p_fit, q) if check.kind == "limit" else None
     reasons = []
     if not rate_ok:
         reasons.append(f"error decays like T^(-beta), beta = {beta:.2f}±{fit.se_b:.2f}, "
                        f"slower than the stated rate {rate:.3g}")
-    if not limit_ok:
+    if misfit:
+        reasons.append(f"{misfit} of x_T = L + c T^-{max(rate, beta):.3g}")
+    elif not limit_ok:
         reasons.append(f"extrapolated limit {ext.a:.5g}±{ext.se_a:.2g} misses {target:.5g}")
-    ok = rate_ok and limit_ok
+    ok = rate_ok and limit_ok and misfit is None
     reason = "; ".join(reasons) or (f"error ~ T^(-beta), beta = {beta:.2f}±{fit.se_b:.2f} "
                                     f"(stated {rate:.3g}); limit {ext.a:.5g}±{ext.se_a:.2g}")
-    failing = None if ok else _first_outside_envelope(Ts, err, err_se, rate, q)
+    failing = None if ok else _first_outside_envelope(Ts, err, err_se, rate,
+                                                      student_quantile(q, float(n.min()) - 1))
     return _Outcome(ok, reason, beta, fit.se_b, ext.a, ext.se_a, rate, failing)
 
 
 def _first_outside_envelope(T, err, se, rate, q) -> int:
-    """Smallest size whose error exceeds the stated-rate envelope anchored at the smallest
-    size: :math:`\\bar e_i > \\bar e_1 (T_i/T_1)^{-\\alpha} + q\\,\\mathrm{se}`."""
+    r"""Smallest size whose error exceeds the stated-rate envelope anchored at the smallest
+    size: :math:`\bar e_i > \bar e_1 (T_i/T_1)^{-\alpha} + q\,\mathrm{se}`."""
     for i in range(1, len(T)):
         shrink = (T[i] / T[0]) ** (-rate)
         if err[i] > err[0] * shrink + q * math.hypot(se[i], se[0] * shrink):
