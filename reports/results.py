@@ -6,10 +6,11 @@ reads it from a results JSON file or from a store, fetches a claim's stored meas
 (the spectra behind the figures) with the run's own parameters, seed and code version, and
 turns a verdict and a status into the words a report prints.
 
-The words carry the status: a claim whose weakest prediction is a conjecture passes as
-"supported (conjecture)", never as "verified" (``docs/claims.md``: only theorems and
-derived predictions read *verified*; a verifier that reports a conjecture as a theorem is
-wrong even when the numbers pass).
+The words are the one table of :mod:`verification.judging.outcomes`, the same the terminal
+and the results JSON print. They carry the status: a claim whose weakest prediction is a
+conjecture passes as "supported", never as "verified" (``docs/claims.md``: only theorems
+and derived predictions read *verified*; a verifier that reports a conjecture as a theorem
+is wrong even when the numbers pass).
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from gapverify.verification.judging.outcomes import PASS_WORDS, check_word, claim_word
+
 __all__ = [
     "ResultsError",
     "load_run",
@@ -25,6 +28,7 @@ __all__ = [
     "load_measurements",
     "experiment_of",
     "verdict_word",
+    "claim_verdict_word",
     "VERDICT_WORDS",
     "registry_claim",
     "split_case",
@@ -34,39 +38,48 @@ __all__ = [
 
 Run = dict[str, Any]
 
-#: Words for a passing verdict, by status.
-VERDICT_WORDS: dict[str, str] = {
-    "theorem": "verified",
-    "derived": "verified",
-    "conjecture": "supported (conjecture)",
-    "empirical": "reproduced (empirical)",
-}
-_OTHER_VERDICTS = {
-    "fail": "failed",
-    "flaky": "flaky (did not recur on replay)",
-    "recorded": "recorded (not asserted)",
-    "not assessed": "not assessed",
-    "not verified": "not verified (lacks power)",
-    "lacks power": "lacks power",
-    "outside domain": "outside its domain (not judged)",
-}
+#: Words for a passing verdict, by status (:data:`verification.judging.outcomes.PASS_WORDS`).
+VERDICT_WORDS: Mapping[str, str] = PASS_WORDS
 
 
 class ResultsError(ValueError):
     """Input that holds no usable run; the message names the parameter (exit code 2)."""
 
 
-def verdict_word(verdict: str, status: str) -> str:
-    """The report's word for a verdict of a claim or check with ``status``.
+def verdict_word(verdict: str, status: str, reason: str | None = None) -> str:
+    """The report's word for the machine outcome ``verdict`` of a claim or a check with
+    ``status``: the word of :mod:`verification.judging.outcomes`, the one every output
+    prints (the results JSON's ``verdict``, the terminal's).
 
-    ``pass`` reads ``verified`` only for ``theorem`` and ``derived``; a passing
-    ``conjecture`` reads ``supported (conjecture)`` and an ``empirical`` law ``reproduced
-    (empirical)``. An unknown status passes as ``passed (<status>)``, so that no new status
-    can ever be shown as ``verified`` by default.
+    A claim that is ``not verified`` reads ``not verified: REASON`` with ``reason`` (the
+    results' ``reason``; results without one read ``lacks power``, what they meant); a
+    claim ``not assessed`` (older results) reads ``not verified: not assessed`` when its
+    ``reason`` is given, else as the check's ``not assessed``. ``pass`` reads by status:
+    ``verified`` only for ``theorem`` and ``derived``; an unknown status passes as
+    ``passed (<status>)``, so that no new status can ever be shown as ``verified``.
     """
-    if verdict == "pass":
-        return VERDICT_WORDS.get(status, f"passed ({status})")
-    return _OTHER_VERDICTS.get(verdict, verdict)
+    if verdict == "pass" and status not in PASS_WORDS:
+        return f"passed ({status})"
+    if verdict == "not verified" or (verdict == "not assessed" and reason):
+        return claim_word(verdict, status, reason or "lacks power")
+    if verdict == "flaky":
+        return claim_word(verdict, status)
+    try:
+        return check_word(verdict, status)
+    except ValueError:  # an outcome of a newer or foreign file: shown as it is
+        return verdict
+
+
+def claim_verdict_word(claim: Mapping[str, Any]) -> str:
+    """:func:`verdict_word` of one claim of a run read by :func:`load_run_data`, with its
+    ``reason`` (results written before there was one: read from its ``unverified``
+    lines, :func:`verification.judging.verdict.claim_reason`)."""
+    verdict, reason = str(claim["verdict"]), claim.get("reason")
+    if reason is None and verdict in ("not verified", "not assessed"):
+        from gapverify.verification.judging.verdict import claim_reason
+
+        reason = claim_reason(verdict, claim.get("unverified") or [])
+    return verdict_word(verdict, str(claim.get("status", "")), reason)
 
 
 def _check_run(run: object, where: str) -> Run:

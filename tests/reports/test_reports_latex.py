@@ -125,8 +125,8 @@ def test_trim_zeros_and_rate_fractions():
 def test_a_conjecture_never_reads_as_verified():
     assert verdict_word("pass", "theorem") == "verified"
     assert verdict_word("pass", "derived") == "verified"
-    assert verdict_word("pass", "conjecture") == "supported (conjecture)"
-    assert verdict_word("pass", "empirical") == "reproduced (empirical)"
+    assert verdict_word("pass", "conjecture") == "supported"
+    assert verdict_word("pass", "empirical") == "reproduced"
     assert verdict_word("pass", "some new status") != "verified"
     assert verdict_word("fail", "theorem") == "failed"
     assert set(VERDICT_WORDS) == {"theorem", "derived", "conjecture", "empirical"}

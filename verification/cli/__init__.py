@@ -33,8 +33,8 @@ from gapverify.verification.cli.args import _Parser, add_run_options, output_pat
 from gapverify.verification.cli.claims import _cmd_claims, _cmd_describe, _cmd_docs, _cmd_predict
 from gapverify.verification.cli.runs import _cmd_runs
 from gapverify.verification.cli.sampling import _cmd_run, _say_store
-from gapverify.verification.cli import (audit, calibrate, normalization, paper, reports,
-                                        snapshot)
+from gapverify.verification.cli import (audit, calibrate, normalization, paper, pipeline,
+                                        reports, snapshot)
 
 
 def _version() -> str:
@@ -199,7 +199,7 @@ def _resolve_aliases(args) -> None:
 
 
 #: The tools' commands, each module with ``register(subparsers)`` and ``COMMANDS``.
-_COMMAND_MODULES = (paper, snapshot, audit, calibrate, normalization, reports)
+_COMMAND_MODULES = (paper, snapshot, audit, calibrate, normalization, reports, pipeline)
 _COMMANDS = {"claims": _cmd_claims, "predict": _cmd_predict, "run": _cmd_run,
              "describe": _cmd_describe, "docs": _cmd_docs, "runs": _cmd_runs,
              **{name: cmd for module in _COMMAND_MODULES for name, cmd in module.COMMANDS.items()}}

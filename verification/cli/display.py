@@ -21,14 +21,6 @@ __all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nu
 console = Console(stderr=False, width=None if sys.stdout.isatty() else 150)
 _err = Console(stderr=True)
 
-_VERDICT_WORDS = {
-    ("pass", "theorem"): "verified", ("pass", "derived"): "verified",
-    ("pass", "conjecture"): "supported (conjecture)", ("pass", "empirical"): "reproduced",
-}
-
-
-def verdict_word(verdict: str, status: str) -> str:
-    return _VERDICT_WORDS.get((verdict, status), verdict)
 
 
 class Progress:
@@ -106,10 +98,14 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-_CHECK_WORDS = {"lacks power": "lacks power", "outside domain": "outside domain",
-                "recorded": "recorded", "not assessed": "not assessed", "fail": "FAILED"}
-_CHECK_STYLE = {"pass": "green", "fail": "bold red", "lacks power": "yellow",
-                "outside domain": "dim", "recorded": "dim"}
+#: The colour of a word by its exit-code contribution (outcomes): 0 green, 1 red, 3
+#: yellow; words never asserted (recorded, outside domain) dim.
+_CODE_STYLE = {0: "green", 1: "bold red", 3: "yellow"}
+_DIM = ("recorded", "outside domain")
+
+
+def _style(word: str, code: int) -> str:
+    return "dim" if word in _DIM else _CODE_STYLE.get(code, "yellow")
 
 
 def _model_text(c) -> str:
@@ -141,7 +137,12 @@ def verdict_table(results, opts) -> None:
     """Per check: prediction, measured at the largest size, finite-size model, power
     (smallest relative error the samples reject), verdict; then per claim its verdict,
     "k of n predictions verified with power" and what is not verified."""
-    from gapverify.verification.judging.verdict import RULES, power_text
+    from gapverify.verification.judging.outcomes import (
+        CHECK_VERDICTS, check_word, claim_exit_code, claim_word,
+    )
+    from gapverify.verification.judging.verdict import RULES, claim_reason, power_text
+
+    check_codes = {v.word: v.exit_code for v in CHECK_VERDICTS}
 
     t = Table(title=f"Verdicts (root seed {opts.seed}, profile {opts.profile}"
                     + (f", {results[0].variant}" if results and results[0].variant != "as stated" else "")
@@ -152,9 +153,8 @@ def verdict_table(results, opts) -> None:
         t.add_column(col, justify=j)
     for res in results:
         for i, c in enumerate(res.checks):
-            style = _CHECK_STYLE.get(c.verdict, "yellow")
-            word = (verdict_word(c.verdict, c.status) if c.verdict == "pass"
-                    else _CHECK_WORDS.get(c.verdict, c.verdict))
+            word = check_word(c.verdict, c.status)
+            style = _style(word, check_codes[word])
             t.add_row(res.claim if i == 0 else "", escape(c.label), c.status,
                       "law" if c.kind == "distance" else _fmt(c.predicted, 6),
                       str(c.rows[-1].T) if c.rows else "-", _measured_text(c),
@@ -162,20 +162,17 @@ def verdict_table(results, opts) -> None:
         t.add_section()
     console.print(t)
     for res in results:
-        passed = {"theorem": "[green]VERIFIED[/]", "derived": "[green]VERIFIED[/]",
-                  "conjecture": "[green]SUPPORTED[/] (includes a conjecture: not a theorem)",
-                  "empirical": "[green]REPRODUCED[/] (empirical law)"}[res.status]
-        word = {"pass": passed, "fail": "[bold red]FAILED[/]",
-                "not verified": "[yellow]NOT VERIFIED[/]",
-                "not assessed": "[yellow]NOT ASSESSED[/]",
-                "flaky": "[yellow]FLAKY[/] (did not recur on replay)"}.get(res.verdict, res.verdict)
-        console.print(f"{res.claim} ({res.status}): {word}; {res.power_summary}; "
+        # the claim's word of the one table (outcomes), in capitals; the JSON has it lower case
+        word = claim_word(res.verdict, res.status,
+                          claim_reason(res.verdict, res.unverified) or "lacks power")
+        shown = f"[{_style(word, claim_exit_code(word))}]{escape(word.upper())}[/]"
+        console.print(f"{res.claim} ({res.status}): {shown}; {res.power_summary}; "
                       f"q = {res.q:.3f} ({res.tests} tests, level {res.level:g} for this claim)",
                       highlight=False)
         for c in res.failed:
             console.print(f"  - {escape(c.label)}: {escape(c.reason)}", highlight=False)
         for why in res.unverified:
-            console.print(f"  - not verified: {escape(why)}", highlight=False)
+            console.print(f"  - {escape(why)}", highlight=False)
         if res.replay:
             console.print(f"  replayed with root seed {res.replay['root_seed']}: "
                           f"{res.replay['verdict']}")

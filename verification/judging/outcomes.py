@@ -118,3 +118,13 @@ def exit_code(words) -> int:
     if EXIT_FAIL in codes:
         return EXIT_FAIL
     return EXIT_UNVERIFIED if EXIT_UNVERIFIED in codes else EXIT_OK
+
+
+def markdown_table() -> str:
+    """The claim and check words with their exit codes and meanings as two Markdown tables
+    (README.md, "Reading a run", holds this text verbatim; a test keeps them equal)."""
+    lines = ["| claim verdict | exit code | meaning |", "| --- | ---: | --- |"]
+    lines += [f"| `{v.word}` | {v.exit_code} | {v.meaning} |" for v in CLAIM_VERDICTS]
+    lines += ["", "| check verdict | meaning |", "| --- | --- |"]
+    lines += [f"| `{v.word}` | {v.meaning} |" for v in CHECK_VERDICTS]
+    return "\n".join(lines) + "\n"

@@ -28,7 +28,13 @@ that the prediction times :math:`1 + e` and times :math:`1 - e` are both rejecte
 by bisection on the judging itself; exact for a rate-range check, whose interval does not
 depend on the prediction; for a prediction equal to 0, relative to the check's
 ``zero_scale``). A check whose power is worse than its profile's target (5% quick, 3%
-standard) *lacks power*: its prediction is not verified, and neither is the claim.
+standard) *lacks power*: its prediction is not verified, and neither is the claim; this
+holds for every asserted prediction, an empirical law's included.
+
+A claim ends in one machine outcome (:func:`claim_verdict`): ``pass``, ``fail``,
+``recorded`` (nothing asserted by design) or ``not verified`` with the most severe
+reason of its predictions (:func:`claim_reason`: lacks power > not assessed > outside
+domain); :mod:`verification.judging.outcomes` gives each its word and exit code.
 
 :math:`q` is the normal quantile for the false-alarm level of a claim (default 1%) split by
 Bonferroni over the statistical tests of that claim, across its parameter cases: a claim's
@@ -45,6 +51,7 @@ from gapverify.verification.judging.checks import (
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
     _Prepared, _statistical, _values,
 )
+from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS
 from gapverify.verification.judging.power import (
     _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
     measure_power, parameter_blind_spots, parameter_moves, power_text, wrong_values,
@@ -53,7 +60,8 @@ from gapverify.verification.judging.power import (
 #: every name this module defined before judging and power moved out
 #: (:mod:`verification.judging`, :mod:`verification.power`): those re-exported from there
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
-           "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "VERIFYING_STATUSES", "power_class",
+           "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "claim_reason", "asserted_predictions",
+           "VERIFYING_STATUSES", "power_class",
            "power_text", "family_label", "wrong_values", "PARAMETER_FACTORS", "RATE_SHIFT",
            "SizeRow", "Measurements", "measure_power", "parameter_moves",
            "parameter_blind_spots", "_values", "_matching_residual", "_exact", "_Prepared",
@@ -61,7 +69,9 @@ __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests"
            "_zero_reference", "_first_outside_envelope", "_tests_in",
            "_POWER_LOW", "_POWER_HIGH", "_POWER_STEPS"]
 
-#: Predictions of these statuses must be verified with power for a claim to be verified.
+#: Predictions of these statuses must be verified with power for a claim to be verified,
+#: and see every wrong parameter value; an empirical law with an asserted check needs
+#: power too (:func:`asserted_predictions`).
 VERIFYING_STATUSES = ("theorem", "derived", "conjecture")
 #: A stated rate has power when the same samples reject the rate this much faster (the
 #: audit's "rate +0.5" variant): otherwise the rate assertion could not tell a slowdown
@@ -182,13 +192,16 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             res = _statistical(check, prep, value, theory, scale, rate, q, base)
             if measure and res.verdict == "pass" and res.power is None:
                 res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
+        # every asserted check must pass with power (an empirical law's too: a law a few
+        # percent off that passes as well is not reproduced); a theorem's, derived or
+        # conjecture's must also see every wrong parameter and the stated rate
         needs_power = (res.verdict == "pass" and power_target is not None and res.power is not None
-                       and pred.status in VERIFYING_STATUSES and pred.asserted)
+                       and pred.asserted)
         if needs_power and not res.power <= power_target:
             res.verdict = "lacks power"
             res.reason += (f"; power {power_text(res.power)} is worse than the target "
                            f"{power_target:.0%} at T <= {max(data)}")
-        elif needs_power and check.kind != "matching":
+        elif needs_power and pred.status in VERIFYING_STATUSES and check.kind != "matching":
             # evaluated at a wrong parameter, the prediction must move by more than the
             # power at some case of the claim (claim_verdict); it alone moves (a relative
             # check's divisor stays)
@@ -211,27 +224,74 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                       variant=variant.name, q=q, experiment=claim.experiment)
     out.verdict, out.unverified, out.power_summary = claim_verdict(
         claim, results, max(sizes), parameter_coverage=parameter_coverage)
+    out.reason = claim_reason(out.verdict, out.unverified)
     return out
+
+
+def asserted_predictions(claim: Claim) -> list:
+    """The predictions a claim's verdict needs: every theorem, derived or conjecture
+    prediction (one measured by recorded checks alone is not verified: nothing could
+    reject it), and every empirical law with at least one asserted check. An empirical
+    law whose checks are all recorded by design (``heavy_tail.edge``) is shown, never
+    judged: a claim of such laws alone reads ``recorded``."""
+    asserted_checks = {c.prediction for c in claim.checks if c.asserted}
+    return [p for p in claim.predictions if p.asserted
+            and (p.status in VERIFYING_STATUSES or p.name in asserted_checks)]
+
+
+def _unverified_line(name: str, reason: str, detail: str) -> str:
+    # "NAME REASON...": the form claim_reason reads back (prediction names have no blank)
+    assert reason in NOT_VERIFIED_REASONS and " " not in name, (name, reason)
+    return f"{name} {reason}{detail}"
+
+
+def claim_reason(verdict: str, unverified: Sequence[str]) -> str:
+    """Why a claim is not verified: the most severe reason of its unverified predictions
+    (:data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS`, last the most severe:
+    lacks power > not assessed > outside domain), read from the ``unverified`` lines
+    :func:`claim_verdict` writes; ``""`` for a claim that is not ``not verified``."""
+    if verdict == "not assessed":  # a claim outcome of older results
+        return "not assessed"
+    if verdict != "not verified":
+        return ""
+    found = [r for line in unverified for r in NOT_VERIFIED_REASONS
+             if line.partition(" ")[2].startswith(r)]
+    return max(found, key=NOT_VERIFIED_REASONS.index) if found else "lacks power"
+
+
+def _unjudged_reason(checks: Sequence[CheckResult]) -> str:
+    # a prediction none of whose checks was judged: outside the checks' domain at these
+    # parameters, or not assessed where that domain is a missing optional dependency
+    # (registry/models.py: "not assessed: torch not installed"); recorded alone: nothing
+    # could reject it, no power
+    outside = [c for c in checks if c.verdict == "outside domain"]
+    if not outside:
+        return "lacks power"
+    if all(c.reason.startswith("not assessed") for c in outside):
+        return "not assessed"
+    return "outside domain"
 
 
 def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
                   parameter_coverage: bool = True) -> tuple[str, list[str], str]:
-    """The claim's verdict from its checks (of one case or of all its cases):
+    """The claim's machine outcome from its checks (of one case or of all its cases):
 
     * ``fail`` if an asserted check failed;
-    * ``not verified`` if a theorem, derived or conjecture prediction has no check that
-      passed with power (each of its judged checks must pass with power, and at least
-      one must be judged, and every wrong parameter value that moves it must be seen at
-      some case: :func:`parameter_blind_spots`; ``parameter_coverage=False`` leaves
-      that to the audit's parameter variants), with the reasons;
-    * ``pass`` otherwise (``not assessed`` when nothing was judged).
+    * ``not verified`` if an asserted prediction (:func:`asserted_predictions`: theorem,
+      derived, conjecture, and empirical laws with an asserted check) has no check that
+      passed with power (each of its judged checks must pass with power, at least one must
+      be judged, and for a theorem, derived or conjecture every wrong parameter value that
+      moves it must be seen at some case: :func:`parameter_blind_spots`;
+      ``parameter_coverage=False`` leaves that to the audit's parameter variants); one line
+      per such prediction, ``NAME REASON ...`` with REASON one of
+      :data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS` (:func:`claim_reason`
+      picks the claim's);
+    * ``recorded`` if the claim asserts no prediction (its checks are recorded by design);
+    * ``pass`` otherwise.
 
     Also "k of n predictions verified with power"."""
-    if any(c.verdict == "fail" for c in checks):
-        verdict = "fail"
-    else:
-        verdict = None
-    needed = [p for p in claim.predictions if p.asserted and p.status in VERIFYING_STATUSES]
+    verdict = "fail" if any(c.verdict == "fail" for c in checks) else None
+    needed = asserted_predictions(claim)
     unverified, verified = [], 0
     for p in needed:
         mine = [c for c in checks if c.prediction == p.name]
@@ -239,7 +299,10 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
         weak = [c for c in judged if c.verdict == "lacks power"]
         if not judged:
             why = "; ".join(sorted({c.reason for c in mine if c.reason})) or "no check measures it"
-            unverified.append(f"{p.name} lacks power at T <= {T_max}: not judged ({why})")
+            reason = _unjudged_reason(mine)
+            where = (" at these parameters" if reason == "outside domain" else
+                     f" at T <= {T_max}" if reason == "lacks power" else "")
+            unverified.append(_unverified_line(p.name, reason, f"{where}: not judged ({why})"))
         elif weak:
             too_weak = [c for c in weak if not c.power <= c.power_target]
             parts = []
@@ -248,20 +311,20 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
                              f"{too_weak[0].power_target:.0%}")
             parts += [c.reason.rsplit("; ", 1)[-1].rsplit(" at T <=", 1)[0]
                       for c in weak if c not in too_weak]
-            unverified.append(f"{p.name} lacks power at T <= {T_max} ({'; '.join(parts)})")
+            unverified.append(_unverified_line(p.name, "lacks power",
+                                               f" at T <= {T_max} ({'; '.join(parts)})"))
         elif any(c.verdict == "not assessed" for c in judged):
-            unverified.append(f"{p.name} not assessed: too few sizes")
-        elif parameter_coverage and (blind := parameter_blind_spots(judged)):
-            unverified.append(f"{p.name} lacks power at T <= {T_max} (a wrong parameter "
-                              f"no case can see: {'; '.join(blind)})")
+            why = "; ".join(sorted({c.reason for c in judged if c.verdict == "not assessed"}))
+            unverified.append(_unverified_line(p.name, "not assessed", f": {why or 'too few sizes'}"))
+        elif (parameter_coverage and p.status in VERIFYING_STATUSES
+              and (blind := parameter_blind_spots(judged))):
+            unverified.append(_unverified_line(p.name, "lacks power", f" at T <= {T_max} (a wrong "
+                                               f"parameter no case can see: {'; '.join(blind)})"))
         elif all(c.verdict == "pass" for c in judged):
             verified += 1
     summary = f"{verified} of {len(needed)} predictions verified with power"
+    if not needed:
+        summary = "nothing asserted (recorded by design): " + summary
     if verdict is None:
-        if unverified:
-            verdict = "not verified"
-        elif any(c.verdict == "pass" for c in checks):
-            verdict = "pass"
-        else:
-            verdict = "not assessed"
+        verdict = "not verified" if unverified else "pass" if needed else "recorded"
     return verdict, unverified, summary

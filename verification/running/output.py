@@ -3,9 +3,12 @@
 * :func:`provenance`: the git commit of the checkout (when there is one), the versions of
   gapverify, Python, numpy, scipy, sympy and mpmath, a UTC timestamp and
   :data:`RESULTS_SCHEMA`, the version of the results format.
-* :func:`with_words`: the JSON's ``verdict`` of a claim and of each check is the word the
-  verdict table prints (``verified``, ``supported``, ``failed``, ``lacks power``, ...);
-  the machine verdict the judging used (``pass``, ``fail``, ...) is kept as ``outcome``.
+* :func:`with_words`: the JSON's ``verdict`` of a claim and of each check is its word in
+  the one table of :mod:`verification.judging.outcomes` (``verified``, ``recorded``,
+  ``not verified: lacks power``, ``failed``, ...), the word the verdict table prints; the
+  machine verdict the judging used (``pass``, ``fail``, ...) is kept as ``outcome``, and
+  a claim's ``reason`` says why it is not verified. ``outcomes.exit_code`` of the claims'
+  words is the run's exit code.
   Readers of older files (``verdict`` = ``pass``) go through
   :func:`reports.results.load_run`, which accepts both.
 """
@@ -17,43 +20,30 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["RESULTS_SCHEMA", "provenance", "package_version", "git_commit", "claim_word",
-           "check_word", "with_words", "CLAIM_WORDS"]
+__all__ = ["RESULTS_SCHEMA", "provenance", "package_version", "git_commit", "with_words",
+           "normalise_claim"]
 
 #: Version of the results JSON: 2 added ``provenance``, ``schema`` and ``outcome`` (the
-#: machine verdict), and made ``verdict`` the table's word.
+#: machine verdict), and made ``verdict`` the table's word; a claim's ``reason`` (why it is
+#: not verified) came later within schema 2, readers default it.
 RESULTS_SCHEMA = 2
-
-#: A claim's verdict as the table's last lines print it (lower case), by outcome; a
-#: passing claim reads by its status.
-_PASS_WORDS = {"theorem": "verified", "derived": "verified", "conjecture": "supported",
-               "empirical": "reproduced"}
-CLAIM_WORDS = {"fail": "failed", "flaky": "flaky", "not verified": "not verified",
-               "not assessed": "not assessed"}
-#: A check's verdict as the table's "verdict" column prints it.
-_CHECK_PASS_WORDS = {"theorem": "verified", "derived": "verified",
-                     "conjecture": "supported (conjecture)", "empirical": "reproduced"}
-_CHECK_WORDS = {"fail": "failed"}
-
-
-def claim_word(outcome: str, status: str) -> str:
-    if outcome == "pass":
-        return _PASS_WORDS.get(status, f"passed ({status})")
-    return CLAIM_WORDS.get(outcome, outcome)
-
-
-def check_word(outcome: str, status: str) -> str:
-    if outcome == "pass":
-        return _CHECK_PASS_WORDS.get(status, f"passed ({status})")
-    return _CHECK_WORDS.get(outcome, outcome)
 
 
 def with_words(claim: dict[str, Any]) -> dict[str, Any]:
-    """``claim`` (a ``ClaimResult`` as a dict) with ``outcome`` = the machine verdict and
-    ``verdict`` = the table's word, for the claim and each of its checks."""
+    """``claim`` (a ``ClaimResult`` as a dict) with ``outcome`` = the machine verdict,
+    ``reason`` = why it is not verified (one of
+    :data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS`, else ``""``) and
+    ``verdict`` = its word in :mod:`verification.judging.outcomes`, for the claim and
+    each of its checks (checks have no ``reason`` beyond their own text)."""
+    from gapverify.verification.judging.outcomes import check_word, claim_word
+    from gapverify.verification.judging.verdict import claim_reason
+
     claim = dict(claim)
     claim["outcome"] = claim["verdict"]
-    claim["verdict"] = claim_word(claim["outcome"], str(claim.get("status", "")))
+    # from the unverified lines, so that a claim merged over its cases reads its own
+    claim["reason"] = claim_reason(claim["outcome"], claim.get("unverified") or [])
+    claim["verdict"] = claim_word(claim["outcome"], str(claim.get("status", "")),
+                                  claim["reason"] or "lacks power")
     checks = []
     for c in claim.get("checks", []):
         c = dict(c)
