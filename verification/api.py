@@ -28,13 +28,22 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import sympy as sp
 
+from gapverify.verification.claims.inputs import UsageError
+
 __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
 
 
-def _claim(claim_id: str):
+def _claim(claim_id: str, name: str = "claim"):
+    """The registry's claim; an unknown id is a ``ValueError`` naming ``claims`` (the
+    registry's :class:`UnknownClaimError` is a ``KeyError``)."""
     from gapverify.verification.claims.registry import get_claim
 
-    return get_claim(claim_id)
+    if not isinstance(claim_id, str):
+        raise UsageError(f"parameter '{name}' must be a claim id (a string), got {claim_id!r}")
+    try:
+        return get_claim(claim_id)
+    except KeyError as exc:
+        raise UsageError(f"parameter '{name}': {exc}") from None
 
 
 def _values(claim, params: Mapping[str, object]) -> dict:
@@ -93,6 +102,7 @@ def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     (:func:`verification.claimdocs.describe_claim`)."""
     from gapverify.verification.tools.claimdocs import describe_claim
 
+    _claim(claim)
     return describe_claim(claim, profile)
 
 
@@ -213,6 +223,83 @@ def _claim_verdict(data: Mapping[str, Any]) -> ClaimVerdict:
                         root_seed=int(data["root_seed"]), checks=checks)
 
 
+def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates, level, replay,
+                      backend, device, dtype, store) -> dict:
+    """:func:`verify`'s arguments checked as the command line checks its options: each bad
+    one raises a :class:`~verification.claims.inputs.UsageError` (a ``ValueError``) naming
+    it and what is allowed, never a ``KeyError`` or ``TypeError``, and nothing is truncated
+    (``sizes=[16.7]`` is refused, not read as 16)."""
+    from gapverify.theory.parameters import PARAMETERS, validate_parameters
+    from gapverify.verification.claims.inputs import (
+        MAX_T, _choice, _int_in, parse_float, parse_sizes,
+    )
+    from gapverify.verification.claims.registry import default_claim_ids
+    from gapverify.verification.judging.verdict import DEFAULT_LEVEL
+    from gapverify.verification.running.defaults import DEFAULT_SEED
+
+    def number(name, value, parse):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise UsageError(f"parameter '{name}' must be a number, got {value!r}")
+        return parse(str(value))
+
+    if claims is None:
+        ids = list(default_claim_ids())
+    elif isinstance(claims, str):
+        ids = [claims]
+    else:
+        try:
+            ids = list(claims)
+        except TypeError:
+            raise UsageError(f"parameter 'claims' must be a claim id, a list of claim ids or "
+                             f"None (every claim), got {claims!r}") from None
+        if not ids:
+            raise UsageError("parameter 'claims' names no claim: give one or more claim ids, "
+                             "or None for every claim (gapverify claims lists them)")
+    for c in ids:
+        if not isinstance(c, str):
+            raise UsageError(f"parameter 'claims' must list claim ids (strings), got {c!r}")
+        _claim(c, "claims")
+    ids = list(dict.fromkeys(ids))  # a claim named twice is judged once, as on the command line
+    profile = _choice("profile", ("quick", "standard", "large", "gpu"))(
+        profile if isinstance(profile, str) else repr(profile))
+    for name, value, allowed in (("backend", backend, ("numpy", "torch", "cupy")),
+                                 ("device", device, ("cpu", "cuda")),
+                                 ("dtype", dtype, ("float64", "float32"))):
+        _choice(name, allowed)(value if isinstance(value, str) else repr(value))
+    if not isinstance(replay, bool):
+        raise UsageError(f"parameter 'replay' must be True or False, got {replay!r}")
+    if store is not None and not isinstance(store, (str, Path)):
+        raise UsageError(f"parameter 'store' must be a path (str or pathlib.Path) or None, "
+                         f"got {store!r}")
+    seed = DEFAULT_SEED if seed is None else number("seed", seed, _int_in("seed", 0, 2**63 - 1))
+    workers = number("workers", workers, _int_in("workers", 1, 64))
+    if replicates is not None:
+        replicates = number("replicates", replicates, _int_in("replicates", 2, 10000))
+    level = DEFAULT_LEVEL if level is None else number("level", level,
+                                                       parse_float("level", 0.0, 0.5))
+    if sizes is not None:
+        if isinstance(sizes, str):
+            sizes = parse_sizes(sizes)
+        else:
+            try:
+                items = list(sizes)
+            except TypeError:
+                raise UsageError(f"parameter 'sizes' must be a list of integers T in [16, "
+                                 f"16384], got {sizes!r}") from None
+            # each exactly an integer: 16.7 is refused, never truncated
+            sizes = [number("sizes", s, _int_in("sizes", 16, MAX_T)) for s in items]
+            if not sizes or len(set(sizes)) < len(sizes):
+                raise UsageError(f"parameter 'sizes' must list distinct integers T in [16, "
+                                 f"{MAX_T}], got {items!r}")
+            sizes = sorted(sizes)
+    if params is not None and not isinstance(params, Mapping):
+        raise UsageError(f"parameter 'params' must be a mapping of parameter names to values "
+                         f"(as --set NAME=VALUE), got {params!r}")
+    overrides = validate_parameters(dict(params or {}), tuple(PARAMETERS))
+    return {"ids": ids, "profile": profile, "seed": seed, "workers": workers, "sizes": sizes,
+            "overrides": overrides, "replicates": replicates, "level": level}
+
+
 def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
            store: str | Path | None = None, seed: int | None = None, workers: int = 1,
            sizes: Sequence[int] | None = None, params: Mapping[str, float] | None = None,
@@ -225,52 +312,42 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     ``store``: a SQLite path (created if missing; measurements already there are reused),
     or ``None``/``":memory:"`` for a store that lives only as long as this call. ``seed``
     (default the command line's) is the root seed; ``sizes`` and ``replicates`` replace
-    the profile's (at least 3 sizes for a stated rate, 4 for a rate range); ``params`` is
+    the profile's (at least 3 sizes for a stated rate, 4 for a rate range; each an integer
+    in [16, 16384], never truncated); ``level`` is ``--level``, in (0, 0.5); a claim named
+    twice is judged once; ``params`` is
     ``--set`` (every claim must take each parameter); ``backend``, ``device``, ``dtype``
     are ``--backend``, ``--device``, ``--dtype`` (``markov.outliers`` and
-    ``width.stable_rank`` only, and the ``gpu`` profile with torch or cupy). Raises
-    ``ValueError`` for bad input.
+    ``width.stable_rank`` only, and the ``gpu`` profile with torch or cupy). Raises a
+    ``ValueError`` (:class:`~verification.claims.inputs.UsageError`,
+    :class:`~theory.parameters.ParameterError` or
+    :class:`~verification.claims.registry.UnknownClaimError`) naming the parameter for bad
+    input, ``claims=[]`` included.
     """
-    from gapverify.verification.judging.outcomes import EXIT_FAIL, EXIT_OK, EXIT_UNVERIFIED
-    from gapverify.verification.claims.inputs import (
-        _int_in, check_finite, check_overrides, check_sizes, parse_sizes,
-    )
-    from gapverify.verification.claims.registry import default_claim_ids, get_claim
-    from gapverify.verification.running.defaults import DEFAULT_SEED
+    from gapverify.verification.judging.outcomes import exit_code
+    from gapverify.verification.claims.inputs import check_finite, check_overrides, check_sizes
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import (
         RunOptions, results_json, verify as run_suite,
     )
-    from gapverify.verification.judging.verdict import DEFAULT_LEVEL
-    from gapverify.theory.parameters import PARAMETERS, validate_parameters
-
     from gapverify.verification.running.sampling_inputs import backend_claims
 
-    ids = list(default_claim_ids()) if claims is None else [claims] if isinstance(claims, str) else list(claims)
-    for c in ids:
-        get_claim(c)
-    if profile not in ("quick", "standard", "large", "gpu"):
-        raise ValueError(f"parameter 'profile' must be quick, standard, large or gpu, got {profile!r}")
+    a = _verify_arguments(claims, profile, seed, workers, sizes, params, replicates, level,
+                          replay, backend, device, dtype, store)
+    ids, profile, seed, workers, sizes, overrides, replicates, level = (
+        a["ids"], a["profile"], a["seed"], a["workers"], a["sizes"], a["overrides"],
+        a["replicates"], a["level"])
     # the command line's checks of --backend/--device/--dtype (and of the gpu profile)
     ids = backend_claims(ids, backend=backend, device=device, dtype=dtype, profile=profile,
                          entries=None, named=claims is not None)
-    missing = [c for c in ids if profile not in get_claim(c).profiles]
+    missing = [c for c in ids if profile not in _claim(c, "claims").profiles]
     if missing:
-        raise ValueError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
-    seed = DEFAULT_SEED if seed is None else _int_in("seed", 0, 2**63 - 1)(str(seed))
-    workers = _int_in("workers", 1, 64)(str(workers))
-    if sizes is not None:
-        sizes = parse_sizes(",".join(str(int(s)) for s in sizes))
-    if replicates is not None:
-        replicates = _int_in("replicates", 2, 10000)(str(replicates))
-    overrides = validate_parameters(dict(params or {}), tuple(PARAMETERS))
+        raise UsageError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
     check_overrides(ids, overrides)
     check_sizes(ids, sizes)
     if overrides:
         check_finite(ids, overrides, profile)
     opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
-                      overrides=overrides, workers=workers,
-                      level=DEFAULT_LEVEL if level is None else float(level), replay=replay,
+                      overrides=overrides, workers=workers, level=level, replay=replay,
                       backend=backend, device=device, dtype=dtype)
     path = ":memory:" if store is None else str(store)
     st = Store(path)
@@ -289,8 +366,7 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     payload = json_safe(payload)
     if run_id:
         payload["run_id"] = run_id
-    outcomes = [r.verdict for r in results]
-    code = (EXIT_FAIL if any(v in ("fail", "flaky") for v in outcomes) else
-            EXIT_OK if all(v == "pass" for v in outcomes) else EXIT_UNVERIFIED)
+    # the exit code of the verdict words, as the command line's (judging/outcomes.py)
+    code = exit_code([c["verdict"] for c in payload["claims"]])
     return Run(claims=[_claim_verdict(c) for c in payload["claims"]], exit_code=code,
                run_id=run_id or None, store=path, results=payload)

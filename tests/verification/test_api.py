@@ -60,7 +60,7 @@ def test_predict_matches_the_command_line(capsys):
         predict("softmax.kappa", gamma=0.5)
     with pytest.raises(ValueError, match=r"'s2'.*709\.78"):
         predict("softmax.kappa", s2=1e308)
-    with pytest.raises(KeyError, match="known claims"):
+    with pytest.raises(ValueError, match="known claims"):
         predict("no.such")
 
 
@@ -101,7 +101,7 @@ def test_verify_returns_plain_results(tmp_path):
     claim = run["softmax.kappa"]
     # tiny sizes: not verified (no power), or a (flaky) failure; never verified
     expected = {"not verified": ("not verified", 3), "fail": ("failed", 1), "flaky": ("flaky", 1)}
-    assert (claim.verdict, run.exit_code) == expected[claim.outcome]
+    assert (claim.verdict.split(":")[0], run.exit_code) == expected[claim.outcome]
     assert not claim.verified and claim.root_seed == 1 and claim.sizes == [16, 23, 32]
     data = run.to_dict()
     json.dumps(data, allow_nan=False)
@@ -151,3 +151,45 @@ def test_verify_takes_a_backend_with_the_command_lines_checks():
     run = verify("markov.outliers", backend="torch", sizes=[16, 23, 32, 45], replicates=2, seed=3)
     (claim,) = run.claims
     assert claim.claim == "markov.outliers" and run.exit_code in (0, 1, 3)
+
+
+@pytest.mark.parametrize("kwargs,parameter", [
+    (dict(claims=[]), "'claims' names no claim"),
+    (dict(claims="no.such"), "'claims': unknown claim"),
+    (dict(claims=[3]), "'claims' must list claim ids"),
+    (dict(claims=5), "'claims' must be a claim id"),
+    (dict(claims="softmax.kappa", sizes=[16.7, 32, 64]), "'sizes' must be an integer"),
+    (dict(claims="softmax.kappa", sizes=[True, 32, 64]), "'sizes' must be a number"),
+    (dict(claims="softmax.kappa", sizes=[32, 32, 64]), "'sizes' must list distinct"),
+    (dict(claims="softmax.kappa", sizes=64), "'sizes' must be a list"),
+    (dict(claims="softmax.kappa", level=0.9), "'level' must be a finite number in (0, 0.5)"),
+    (dict(claims="softmax.kappa", seed=1.5), "'seed' must be an integer"),
+    (dict(claims="softmax.kappa", workers=0), "'workers' must be an integer in [1, 64]"),
+    (dict(claims="softmax.kappa", replicates=1), "'replicates' must be an integer"),
+    (dict(claims="softmax.kappa", params=[1]), "'params' must be a mapping"),
+    (dict(claims="softmax.kappa", params={"s2": None}), "'s2' must be a number"),
+    (dict(claims="softmax.kappa", profile=3), "'profile' must be one of"),
+    (dict(claims="softmax.kappa", dtype=32), "'dtype' must be one of"),
+    (dict(claims="softmax.kappa", store=3), "'store' must be a path"),
+    (dict(claims="softmax.kappa", replay="no"), "'replay' must be True or False"),
+])
+def test_every_bad_argument_is_a_value_error_naming_it(kwargs, parameter):
+    """Never a KeyError or TypeError, never a silent truncation (16.7 -> 16) or an empty run."""
+    with pytest.raises(ValueError) as info:
+        verify(**kwargs)
+    assert parameter in str(info.value)
+
+
+def test_api_claim_lookups_are_value_errors():
+    for call in (lambda: predict("no.such"), lambda: describe("no.such"),
+                 lambda: statement("no.such")):
+        with pytest.raises(ValueError, match="parameter 'claim': unknown claim 'no.such'"):
+            call()
+
+
+def test_exit_code_is_the_outcomes_table_and_a_duplicate_is_judged_once(tmp_path):
+    from gapverify.verification.judging.outcomes import exit_code
+
+    run = verify(["softmax.kappa", "softmax.kappa"], store=tmp_path / "s.sqlite", **TINY)
+    assert [c.claim for c in run.claims] == ["softmax.kappa"]
+    assert run.exit_code == exit_code([c["verdict"] for c in run.results["claims"]])

@@ -10,7 +10,7 @@ import os
 import sys
 
 from gapverify.verification.judging.outcomes import (
-    EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_UNVERIFIED,
+    EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code,
 )
 from gapverify.verification.claims.inputs import (
     UsageError, _check_perturbed_names, _claims_arg, check_finite, check_overrides,
@@ -97,9 +97,8 @@ def _cmd_run(args) -> int:
               f"(numerics.array_api; store key includes backend, device and dtype)")
     if args.json:
         write_json(args.json, payload)
-    if any(r.verdict in ("fail", "flaky") for r in results):
-        return EXIT_FAIL
-    return EXIT_OK if all(r.verdict == "pass" for r in results) else EXIT_UNVERIFIED
+    # the exit code of the claims' verdict words, as the API's (judging/outcomes.py)
+    return exit_code([c["verdict"] for c in payload["claims"]])
 
 
 def _print_training_seeds(store, opts) -> None:
