@@ -14,12 +14,13 @@ Each figure reads what the run stored and recomputes no sample:
     radial CDF :math:`P(|\sqrt T\lambda| \le r)` of the stored moduli
     (``markov.circular_law``, ``modulus``) against the disc law :math:`\min(r/\kappa, 1)^2`.
 ``stable-rank``
-    stable ranks after one layer against :math:`T` (``width.stable_rank`` rows of the
-    results): bounded for standard attention, linear in :math:`T` with the fix.
-``error-rates``
-    mean absolute error against :math:`T` on log-log axes for every check with a stated
-    rate, with the fitted line :math:`C T^{-\hat\beta}` and the stated rate
-    :math:`T^{-\alpha}` through the same point.
+    stable ranks after one layer against :math:`T` (the asserted checks of
+    ``width.stable_rank``): standard attention (left) stays bounded, with the fix
+    :math:`A^\perp` (right) the stable rank grows like :math:`cT`; colour the quantity,
+    marker the case, one legend below the panels.
+per claim (:mod:`reports.claim_figures`)
+    every asserted check and case against :math:`T` with its prediction, its fitted
+    finite-size model and the extrapolated limit's interval.
 
 Figures are built on :class:`matplotlib.figure.Figure` with an Agg canvas (no pyplot, no
 global backend), and saved without creation dates, so equal runs give equal files.
@@ -27,47 +28,27 @@ global backend), and saved without creation dates, so equal runs give equal file
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
+from gapverify.reports.canvas import STYLE, Drawn, new_figure, save
+from gapverify.reports.claim_figures import claim_figures
 from gapverify.reports.latex import TeX, escape
-from gapverify.reports.numbers import rate_fraction, shorthand
-from gapverify.reports.results import load_measurements, split_case, verdict_word
+from gapverify.reports.numbers import shorthand
+from gapverify.reports.results import load_measurements
+from gapverify.reports.table_cells import split_case
 
 __all__ = ["Drawn", "singular_values_figure", "eigenvalues_figure", "stable_rank_figure",
-           "error_rate_figures", "draw_all", "save", "STYLE"]
+           "draw_all", "save", "STYLE"]
 
-#: matplotlib settings of every figure: sizes that stay legible at text width.
-STYLE = {
-    "font.size": 10, "axes.titlesize": 10.5, "axes.labelsize": 10, "legend.fontsize": 8.5,
-    "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.grid": True, "grid.alpha": 0.3,
-    "axes.spines.top": False, "axes.spines.right": False, "savefig.dpi": 150,
-    "figure.constrained_layout.use": True, "lines.linewidth": 1.6,
-}
 _EMP, _THEORY, _FIX = "#4C72B0", "#C44E52", "#55A868"
-_METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
-             "png": {"Software": None}}
 
 
-@dataclass
-class Drawn:
-    """A figure with the file stem it is saved under and its LaTeX caption."""
-
-    name: str
-    figure: Figure
-    caption: TeX
-
-
-def _figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height))
-    FigureCanvasAgg(fig)
-    return fig
+def _figure(width: float, height: float):
+    return new_figure(width, height)
 
 
 def _claim(run: Mapping[str, Any], claim_id: str) -> Mapping[str, Any] | None:
@@ -115,7 +96,7 @@ def _quarter_circle_panel(ax, values: np.ndarray, kappa: float, T: int, n: int, 
     density = quarter_circle(scale=kappa).pdf(x)
     ax.plot(x, density, color=_THEORY,
             label=rf"quarter-circle density $q_\kappa$, $\kappa = {kappa:.4g}$")
-    ax.axvline(edge, color=_THEORY, linestyle=":", linewidth=1.2, label=rf"edge $2\kappa$")
+    ax.axvline(edge, color=_THEORY, linestyle=":", linewidth=1.2, label=r"edge $2\kappa$")
     ax.set_xlim(0.0, top)
     ax.set_ylim(0.0, 1.4 * max(float(np.max(heights)), float(np.max(density))))  # legend room
     ax.set_xlabel("singular value")
@@ -198,7 +179,7 @@ def eigenvalues_figure(run: Mapping[str, Any], store) -> Drawn | None:
         claim, z, T = scatter
         kappa = _kappa(claim)
         ax.scatter(z.real, z.imag, s=2.0, color=_EMP, alpha=0.35, linewidths=0,
-                   label=rf"$\sqrt{{T}}\,\lambda_i$, $i \geq 2$")
+                   label=r"$\sqrt{T}\,\lambda_i$, $i \geq 2$")
         t = np.linspace(0.0, 2 * math.pi, 400)
         ax.plot(kappa * np.cos(t), kappa * np.sin(t), color=_THEORY,
                 label=rf"circle of radius $\kappa = {kappa:.4g}$")
@@ -247,91 +228,86 @@ def eigenvalues_figure(run: Mapping[str, Any], store) -> Drawn | None:
 _SR_NAMES = {"sr_A": r"$\mathrm{sr}(A)$", "sr_X1": r"$\mathrm{sr}(X_1)$",
              "sr_Sigma1": r"$\mathrm{sr}(\Sigma_1)$", "sr_Aperp": r"$\mathrm{sr}(A^\perp)$",
              "sr_X1perp": r"$\mathrm{sr}(X_1^\perp)$", "sr_Sigma1perp": r"$\mathrm{sr}(\Sigma_1^\perp)$"}
+_SR_COLOURS = {"sr_A": "#1F4E79", "sr_X1": "#4C72B0", "sr_Sigma1": "#8FAADC",
+               "sr_Aperp": "#1B5E20", "sr_X1perp": "#55A868", "sr_Sigma1perp": "#A5D6A7"}
+_CASE_MARKERS = "osD^vP"
 
 
-def stable_rank_figure(run: Mapping[str, Any]) -> Drawn | None:
-    r"""Stable ranks of ``width.stable_rank`` against :math:`T`: measured means (checks whose
-    label ends in ``_over_T`` are multiplied back by :math:`T`) with the predicted
-    :math:`\mathrm{sr}_\infty` (standard) or :math:`c\,T` (fixed), and the ratio
-    measured/predicted. ``None`` when the run has no ``width.stable_rank``."""
-    claim = _claim(run, "width.stable_rank")
-    if claim is None:
-        return None
-    series = []
+def _sr_series(claim: Mapping[str, Any]) -> list[tuple]:
+    """``(base, case, fixed, T, sr, se, predicted sr)`` of every asserted stable-rank check
+    of ``width.stable_rank``, once per check and case: a ``*_over_T`` check (the fix) is
+    multiplied back by :math:`T`; recorded duplicates and ratios of two stable ranks are
+    left out."""
+    series, seen = [], set()
     for check in claim["checks"]:
         rows = check.get("rows") or []
-        if check["kind"] != "limit" or not rows:
+        if check["kind"] != "limit" or not rows or check["verdict"] not in ("pass", "fail", "lacks power"):
             continue
         label, case = split_case(check["label"])
         fixed = label.endswith("_over_T")
         base = label[: -len("_over_T")] if fixed else label
+        if base not in _SR_NAMES or (label, case) in seen:
+            continue
+        seen.add((label, case))
         T = np.array([r["T"] for r in rows], dtype=float)
         scale = T if fixed else np.ones_like(T)
-        mean = np.array([r["mean"] for r in rows]) * scale
-        se = np.array([r["se"] for r in rows]) * scale
-        name = _SR_NAMES.get(base, base.replace("_", " ")) + (f" [{case}]" if case else "")
-        series.append((name, fixed, T, mean, se, float(check["predicted"]) * scale))
+        series.append((base, case, fixed, T, np.array([r["mean"] for r in rows]) * scale,
+                       np.array([r["se"] for r in rows]) * scale,
+                       float(check["predicted"]) * scale))
+    return series
+
+
+def stable_rank_figure(run: Mapping[str, Any]) -> Drawn | None:
+    r"""Stable ranks of ``width.stable_rank`` against :math:`T`: standard attention (left,
+    bounded: :math:`\mathrm{sr}\to 1+\kappa^2` or a constant) and with the fix
+    :math:`A^\perp` (right, log-log: :math:`\mathrm{sr} \approx c\,T`), measured means with
+    one standard error and the predictions dashed; colour the quantity, marker the case.
+    ``None`` when the run has no asserted stable rank of ``width.stable_rank``."""
+    claim = _claim(run, "width.stable_rank")
+    series = _sr_series(claim) if claim is not None else []
     if not series:
         return None
-    fig = _figure(8.4, 4.0)
-    ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1]})
-    markers = "osD^vP"
-    cmap_std = ["#1F4E79", "#4C72B0", "#8FAADC"]
-    cmap_fix = ["#1B5E20", "#55A868", "#A5D6A7"]
-    n_std = n_fix = 0
-    for i, (name, fixed, T, mean, se, pred) in enumerate(series):
-        colour = cmap_fix[n_fix % 3] if fixed else cmap_std[n_std % 3]
-        n_fix, n_std = (n_fix + 1, n_std) if fixed else (n_fix, n_std + 1)
-        kind = "fixed" if fixed else "standard"
-        ax.errorbar(T, mean, yerr=se, fmt=markers[i % len(markers)], color=colour, ms=5,
-                    capsize=2, label=f"{name} ({kind})")
-        ax.plot(T, pred, color=colour, linestyle="--", linewidth=1.1)
-        ax2.errorbar(T, mean / pred, yerr=se / pred, fmt=markers[i % len(markers)] + "-",
-                     color=colour, ms=4, capsize=2, linewidth=1.0, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _size_ticks(ax, series[0][2])
-    ax.set_xlabel("T (tokens)")
-    ax.set_ylabel("stable rank")
-    ax.set_title("Stable rank after one layer: bounded (standard)\n"
-                 "vs linear in T (fixed); dashed: predicted")
-    ax.legend(loc="upper left", fontsize=7.5, ncol=2, framealpha=0.9)
-    ax2.axhline(1.0, color=_THEORY, linestyle="--", linewidth=1.1)
-    ax2.set_xscale("log")
-    _size_ticks(ax2, series[0][2])
-    ax2.set_xlabel("T (tokens)")
-    ax2.set_ylabel("measured / predicted")
-    ax2.set_title("Measured / predicted: convergence")
+    cases = sorted({s[1] for s in series})
+    fig = _figure(7.2, 4.3)
+    ax_std, ax_fix = fig.subplots(1, 2)
+    for base, case, fixed, T, sr, se, pred in series:
+        ax = ax_fix if fixed else ax_std
+        colour, marker = _SR_COLOURS[base], _CASE_MARKERS[cases.index(case) % len(_CASE_MARKERS)]
+        ax.errorbar(T, sr, yerr=se, fmt=marker, color=colour, ms=4, capsize=2)
+        ax.plot(T, pred, color=colour, linestyle="--", linewidth=1.0)
+    for ax, title in ((ax_std, "standard attention: bounded"),
+                      (ax_fix, "with the fix $A^\\perp$: linear in $T$")):
+        ax.set_xscale("log")
+        _size_ticks(ax, series[0][3])
+        ax.set_xlabel("T (tokens)")
+        ax.set_title(title, fontsize=9.5)
+    ax_std.set_ylabel("stable rank")
+    ax_fix.set_yscale("log")
+    bases = [b for b in _SR_NAMES if any(s[0] == b for s in series)]
+    handles = [Line2D([], [], color=_SR_COLOURS[b], marker="o", linestyle="none", ms=4,
+                      label=_SR_NAMES[b]) for b in bases]
+    handles += [Line2D([], [], color="0.3", marker=_CASE_MARKERS[i % len(_CASE_MARKERS)],
+                       linestyle="none", ms=4, label=_case_label(c)) for i, c in enumerate(cases)]
+    handles.append(Line2D([], [], color="0.3", linestyle="--", label="predicted"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     caption = TeX(
         r"Stable rank $\mathrm{sr}(M) = \|M\|_F^2/\|M\|_2^2$ after one attention layer "
-        r"(\texttt{width.stable\_rank}): standard attention (blue) stays bounded, "
-        r"$\mathrm{sr} \to 1 + \kappa^2$ or $1$ (rank collapse in width); with the fix "
-        r"$A^\perp$ (green) it grows linearly in $T$. Dashed lines are the predictions; error "
-        r"bars are one standard error. Right: measured over predicted.")
+        r"(\texttt{width.stable\_rank}, its asserted checks): standard attention (left) stays "
+        r"bounded, $\mathrm{sr} \to 1 + \kappa^2$ or a constant (rank collapse in width); with "
+        r"the fix $A^\perp$ (right, log-log) it grows like $c\,T$. Colour: the quantity; "
+        r"marker: the parameter case; dashed: the predictions; error bars: one standard "
+        r"error.")
     return Drawn("stable-rank", fig, caption)
 
 
-def _rated(run: Mapping[str, Any]) -> list[tuple[Mapping, Mapping]]:
-    out = []
-    for claim in run["claims"]:
-        for check in claim["checks"]:
-            rows = check.get("rows") or []
-            beta = check.get("beta")
-            if (check["kind"] in ("limit", "distance") and isinstance(beta, (int, float))
-                    and math.isfinite(beta) and isinstance(check.get("rate"), (int, float))
-                    and len(rows) >= 2 and all(r["error"] > 0 for r in rows)):
-                out.append((claim, check))
-    return out
-
-
-def _centroid_line(T: np.ndarray, err: np.ndarray, se: np.ndarray, slope: float):
-    # weighted least squares passes through the weighted centroid of (log T, log e):
-    # log C = ybar_w + beta xbar_w, weights 1/se(log e)^2 = (e/se)^2 (delta method)
-    rel = np.maximum(se / err, 1e-12)
-    w = 1.0 / rel**2
-    x, y = np.log(T), np.log(err)
-    xc, yc = float(np.sum(w * x) / np.sum(w)), float(np.sum(w * y) / np.sum(w))
-    return lambda t: np.exp(yc + slope * (np.log(t) - xc))
+def _case_label(case: str) -> str:
+    # "s2=0.25, gamma=1" -> "$s^2$ = 0.25, $\gamma$ = 1" for a legend
+    names = {"s2": r"$s^2$", "gamma": r"$\gamma$", "depth": r"$\ell$", "sigma_V": r"$\sigma_V$"}
+    parts = []
+    for kv in case.split(","):
+        k, _, v = kv.strip().partition("=")
+        parts.append(f"{names.get(k.strip(), k.strip())} = {v.strip()}")
+    return ", ".join(parts) if case else "the claim's parameters"
 
 
 def _size_ticks(ax, T: np.ndarray) -> None:
@@ -347,62 +323,6 @@ def _size_ticks(ax, T: np.ndarray) -> None:
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
-
-
-def error_rate_figures(run: Mapping[str, Any], per_figure: int = 6) -> list[Drawn]:
-    r"""Small multiples, ``per_figure`` panels each: for every check with a stated rate
-    :math:`\alpha` and a fitted exponent, the mean absolute error (one standard error bars)
-    against :math:`T` on log-log axes, the fitted line :math:`C T^{-\hat\beta}` (through the
-    weighted centroid of the points, as the weighted fit is) and the stated rate through the
-    same point."""
-    rated = _rated(run)
-    count = math.ceil(len(rated) / per_figure)
-    size = math.ceil(len(rated) / count) if count else per_figure  # even parts: 5,4,4 not 6,6,1
-    figures = []
-    for start in range(0, len(rated), size):
-        chunk = rated[start:start + size]
-        ncols = min(2, len(chunk))
-        nrows = math.ceil(len(chunk) / ncols)
-        fig = _figure(3.5 * ncols + 0.3, 2.75 * nrows + 0.2)
-        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-        for ax, (claim, check) in zip(axes, chunk):
-            rows = check["rows"]
-            T = np.array([r["T"] for r in rows], dtype=float)
-            err = np.array([r["error"] for r in rows])
-            se = np.array([r["error_se"] for r in rows])
-            beta, beta_se, rate = float(check["beta"]), check.get("beta_se"), float(check["rate"])
-            t = np.geomspace(T.min() / 1.08, T.max() * 1.08, 50)
-            passed = check["verdict"] == "pass"
-            ax.errorbar(T, err, yerr=se, fmt="o", color=_EMP, ms=4, capsize=2,
-                        label="mean |error|")
-            ax.plot(t, _centroid_line(T, err, se, -beta)(t), color=_THEORY,
-                    label=rf"fit $\hat\beta$ = {shorthand(beta, beta_se)}")
-            ax.plot(t, _centroid_line(T, err, se, -rate)(t), color="0.35", linestyle="--",
-                    linewidth=1.1, label=rf"stated $\alpha$ = {rate_fraction(rate)}")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            _size_ticks(ax, T)
-            ax.set_xlabel("T")
-            ax.set_ylabel("Kolmogorov distance" if check["kind"] == "distance" else "mean |error|")
-            word = verdict_word(str(check["verdict"]), str(check.get("status", "")))
-            base, case = split_case(check["label"])
-            ax.set_title(f"{claim['claim']}: {base}\n" + (f"{case}: " if case else "") + word,
-                         color="black" if passed else "#B00020", fontsize=9.5)
-            ax.legend(loc="lower left", fontsize=7.5, framealpha=0.9)
-        for ax in axes[len(chunk):]:
-            ax.set_visible(False)
-        part = start // size + 1
-        parts = math.ceil(len(rated) / size)
-        name = "error-rates" if parts == 1 else f"error-rates-{part}"
-        caption = TeX(
-            r"Mean absolute error (for a law, the Kolmogorov distance) against $T$ for every "
-            r"check with a stated rate $\alpha$: points with one standard error bars, the "
-            r"fitted power law $C\,T^{-\hat\beta}$ (solid) and the stated rate (dashed) through "
-            r"the same point. A check passes the rate test when $\hat\beta + q\,"
-            r"\mathrm{se}(\hat\beta) \geq \alpha$."
-            + (f" (Part {part} of {parts}.)" if parts > 1 else ""))
-        figures.append(Drawn(name, fig, caption))
-    return figures
 
 
 def draw_all(run: Mapping[str, Any], store) -> tuple[list[Drawn], list[str]]:
@@ -425,21 +345,8 @@ def draw_all(run: Mapping[str, Any], store) -> tuple[list[Drawn], list[str]]:
                      " (the results hold neither claim, or the store lacks their "
                      "measurements at this code version)")
             skipped.append(f"{name}: needs {needs}{where}")
-        rates = error_rate_figures(run)
-        if rates:
-            drawn += rates
-        else:
-            skipped.append("error-rates: no check with a stated rate and a fitted exponent")
+        per_claim = claim_figures(run)
+        drawn += per_claim
+        if not per_claim:
+            skipped.append("per-claim figures: no asserted check with a measured size")
     return drawn, skipped
-
-
-def save(drawn: Drawn, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``<name>.pdf`` (vector, for LaTeX) and ``<name>.png`` (150 dpi) into
-    ``out_dir``; no creation dates, so the same figure gives the same bytes."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    pdf, png = out / f"{drawn.name}.pdf", out / f"{drawn.name}.png"
-    with rc_context(STYLE):
-        drawn.figure.savefig(pdf, metadata=_METADATA["pdf"])
-        drawn.figure.savefig(png, metadata=_METADATA["png"])
-    return pdf, png

@@ -145,13 +145,13 @@ def test_figures_come_from_the_stored_spectra(tiny, tmp_path):
     _, store_path, run = tiny
     drawn, skipped = draw_all(run, store_path)
     names = [d.name for d in drawn]
-    assert "singular-values" in names and "error-rates" in names
+    assert "singular-values" in names and "markov-outliers" in names  # one figure per claim
     assert any(s.startswith("stable-rank") for s in skipped)  # no width.stable_rank here
     pdf, png = save(drawn[0], tmp_path)
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
     # without the store only the figures of the results file remain, and it says why
     drawn, skipped = draw_all(run, None)
-    assert [d.name for d in drawn] == ["error-rates"]
+    assert [d.name for d in drawn] == ["markov-outliers", "markov-singular-law"]
     assert any("--store" in s for s in skipped)
 
 
