@@ -40,6 +40,9 @@ def _print(profiles, attention: str) -> None:
 
 
 def _cmd(args) -> int:
+    from gapverify.verification.cli.reports import out_folder
+
+    out_folder(args.out)
     from gapverify.verification.tools.normalization import normalization_profile, write_outputs
 
     if args.attention not in ATTENTIONS:

@@ -32,6 +32,9 @@ def _print(profile: DepthProfile) -> None:
 
 
 def _cmd(args) -> int:
+    from gapverify.verification.cli.reports import out_folder
+
+    out_folder(args.out)
     from gapverify.verification.tools.paper import depth_profile, write_outputs
 
     if args.depth < 1 or args.depth > 64:

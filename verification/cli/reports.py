@@ -29,7 +29,7 @@ from gapverify.verification.running.defaults import DEFAULT_STORE, STORE_ENV, de
 from gapverify.verification.judging.outcomes import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from gapverify.verification.claims.inputs import _int_in
 
-__all__ = ["register", "COMMANDS", "DEFAULT_TABLES_OUT", "DEFAULT_REPORT_OUT"]
+__all__ = ["register", "COMMANDS", "out_folder", "DEFAULT_TABLES_OUT", "DEFAULT_REPORT_OUT"]
 
 DEFAULT_TABLES_OUT = "reports/out/tables"
 DEFAULT_REPORT_OUT = "reports/out"
@@ -47,6 +47,71 @@ def _source_arguments(parser: argparse.ArgumentParser) -> None:
                         default=None,
                         help="the store's run ID ('gapverify runs' lists them); outputs go "
                              "to OUT/run-ID/ (default: the last run, outputs in OUT)")
+
+
+def out_folder(path: str | Path, parameter: str = "--out") -> Path:
+    """``path`` as an output folder that can be written, or a :class:`UsageError` naming
+    ``parameter``: an existing file, a file on the way, or a folder that cannot be created
+    or written is refused before anything is computed (the folder is created)."""
+    from gapverify.verification.claims.inputs import UsageError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"parameter '{parameter}' must be a folder; {out} is a file")
+    ancestor = out
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"parameter '{parameter}' must be a folder; {ancestor} on its path is a file")
+    try:  # the one sure test, also for root and read-only file systems: make it
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".gapverify-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"parameter '{parameter}' must be a folder you can write; {out}: "
+                         f"{exc.strerror or exc}") from None
+    return out
+
+
+def _check_shapes(run, where: str) -> None:
+    """Every claim an object with a list of check objects, every check's rows a list of
+    objects with numeric ``T``, ``mean`` and ``se``: else a :class:`ResultsError` naming
+    the first wrong field (a wrong type made the tables raise a traceback)."""
+    from gapverify.reports.results import ResultsError
+
+    for i, claim in enumerate(run["claims"]):
+        if not isinstance(claim, dict):
+            raise ResultsError(f"{where}: claims[{i}] must be an object, got {type(claim).__name__}")
+        if not isinstance(claim.get("checks"), list):
+            raise ResultsError(f"{where}: claims[{i}].checks must be a list, got "
+                               f"{type(claim.get('checks')).__name__}")
+        for j, check in enumerate(claim["checks"]):
+            at = f"claims[{i}].checks[{j}]"
+            if not isinstance(check, dict):
+                raise ResultsError(f"{where}: {at} must be an object, got {type(check).__name__}")
+            for key in ("label", "kind", "verdict"):
+                if not isinstance(check.get(key), str):
+                    raise ResultsError(f"{where}: {at}.{key} must be a string, got "
+                                       f"{type(check.get(key)).__name__}")
+            rows = check.get("rows", [])
+            if not isinstance(rows, list) or not all(
+                    isinstance(r, dict) and all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
+                                                for k in ("T", "mean", "se")) for r in rows):
+                raise ResultsError(f"{where}: {at}.rows must be a list of objects with numbers "
+                                   "T, mean and se")
+
+
+def _check_shapes_of_file(path) -> None:
+    # a results file's claims and checks checked before the loader reads them
+    import json
+
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return  # the loader says what is wrong with the file itself
+    if isinstance(payload, dict) and isinstance(payload.get("claims"), list):
+        _check_shapes(payload, f"parameter '--from' ({path})")
 
 
 def register(subparsers) -> None:
@@ -75,7 +140,11 @@ def _load(args):
         print("gapverify: error: give --from RESULTS.json or --run ID, not both", file=sys.stderr)
         return None, None
     try:
+        if args.results is not None:  # the shapes first: a wrong type made loading raise
+            _check_shapes_of_file(args.results)
         run = load_run(store=store, results=args.results, run_id=args.run_id)
+        _check_shapes(run, f"parameter '--from' ({args.results})" if args.results else
+                      f"parameter '--store' ({store})")
     except ResultsError as exc:
         print(f"gapverify: error: {exc}", file=sys.stderr)
         return None, None
@@ -129,6 +198,7 @@ def _warn_leftovers(out: str, before: dict[Path, int]) -> None:
 def _cmd_tables(args) -> int:
     from gapverify.reports.tables import write_tables
 
+    out_folder(args.out)
     run, _ = _load(args)
     if run is None:
         return EXIT_USAGE
@@ -144,6 +214,7 @@ def _cmd_tables(args) -> int:
 def _cmd_report(args) -> int:
     from gapverify.reports.document import CompileError, compile_pdf, latex_status, write_report
 
+    out_folder(args.out)
     run, store = _load(args)
     if run is None:
         return EXIT_USAGE
