@@ -19,7 +19,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from gapverify.verification.judging.outcomes import PASS_WORDS, check_word, claim_word
+from gapverify.verification.judging.outcomes import (
+    CHECK_VERDICTS, CLAIM_VERDICTS, PASS_WORDS, check_word, claim_word,
+)
 
 __all__ = [
     "ResultsError",
@@ -29,6 +31,7 @@ __all__ = [
     "experiment_of",
     "verdict_word",
     "claim_verdict_word",
+    "verdict_legend",
     "VERDICT_WORDS",
     "registry_claim",
     "split_case",
@@ -68,6 +71,13 @@ def verdict_word(verdict: str, status: str, reason: str | None = None) -> str:
         return check_word(verdict, status)
     except ValueError:  # an outcome of a newer or foreign file: shown as it is
         return verdict
+
+
+def verdict_legend(checks: bool = False) -> str:
+    """The words of claims (``checks``: of checks) with their meanings, ``word - meaning;
+    ...``, for a table's footnote: the table of :mod:`verification.judging.outcomes`."""
+    table = CHECK_VERDICTS if checks else CLAIM_VERDICTS
+    return "; ".join(f"{v.word} - {v.meaning}" for v in table) + "."
 
 
 def claim_verdict_word(claim: Mapping[str, Any]) -> str:

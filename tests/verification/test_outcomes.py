@@ -27,6 +27,13 @@ def test_the_readme_prints_the_table_verbatim():
     assert markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+def test_the_reports_footnote_spells_every_word():
+    from gapverify.reports.results import verdict_legend
+
+    assert all(f"{v.word} - {v.meaning}" in verdict_legend() for v in CLAIM_VERDICTS)
+    assert all(f"{v.word} - {v.meaning}" in verdict_legend(checks=True) for v in CHECK_VERDICTS)
+
+
 def test_exit_codes_of_the_words():
     assert exit_code(["verified", "recorded", "reproduced", "supported"]) == 0
     assert exit_code(["verified", "not verified: outside domain"]) == 3
