@@ -37,11 +37,13 @@ def test_the_wheel_has_one_top_level_package(wheel):
     for needed in ("gapverify/verification/cli/__init__.py", "gapverify/theory/laws.py",
                    "gapverify/numerics/experiments.py", "gapverify/reports/tables.py",
                    "gapverify/reports/templates/report.tex",
-                   "gapverify/verification/snapshots/_meta.json", "gapverify/__main__.py"):
+                   "gapverify/verification/snapshots/_meta.json", "gapverify/__main__.py",
+                   "gapverify/peers/entropy.py"):
         assert needed in names, needed
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "gapverify = gapverify.verification.cli:entry" in text
+    assert "peers_entropy = gapverify.peers.entropy" in text  # the peers' claims, as plug-ins
 
 
 def _bare_python(target: Path, code: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -61,7 +63,7 @@ def test_only_gapverify_is_importable_from_the_installed_wheel(wheel, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     probe = ("import importlib, gapverify, gapverify.verification.cli as cli\n"
              f"assert gapverify.__file__.startswith({str(target)!r}), gapverify.__file__\n"
-             "for name in ('theory', 'numerics', 'verification', 'reports'):\n"
+             "for name in ('theory', 'numerics', 'verification', 'reports', 'peers'):\n"
              "    try:\n"
              "        importlib.import_module(name)\n"
              "    except ModuleNotFoundError:\n"
