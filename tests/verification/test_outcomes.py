@@ -168,8 +168,6 @@ def test_one_run_speaks_one_vocabulary(tmp_path, capsys):
     assert run.exit_code == exit_code([c["verdict"] for c in run.results["claims"]]) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="cli/sampling.py (engineer B) still exits 3 unless every "
-                   "claim is 'pass'; it must return outcomes.exit_code of the claims' words")
 def test_a_run_of_recorded_claims_exits_0(tmp_path, capsys):
     """Recorded by design is not "not verified": ``gapverify run`` and the API exit 0."""
     from gapverify.verification.api import verify
