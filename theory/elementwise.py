@@ -48,11 +48,13 @@ from typing import Mapping
 
 import mpmath
 import sympy as sp
+from mpmath.libmp import prec_to_dps
 
 from gapverify.theory.parameters import PARAMETERS
 
 __all__ = ["MAPS", "CLOSED_FORM", "DIGITS", "gaussian_moments", "moments_float",
-           "elementwise_predictions", "sigmoid_moments_mp"]
+           "elementwise_predictions", "sigmoid_moments_mp", "Phi", "NormalPdf", "SigmoidMean",
+           "SigmoidVar", "named_moments"]
 
 MU = PARAMETERS["mu"].symbol
 S2 = PARAMETERS["s2"].symbol
@@ -158,10 +160,122 @@ def moments_float(name: str, mu: float, s2: float) -> tuple[float, float]:
         return float(m1), float(f(2) - m1**2)
 
 
+# --- the moments as named functions (the statements) -------------------------------------
+
+class Phi(sp.Function):
+    r"""The standard normal CDF :math:`\Phi(x) = (1 + \operatorname{erf}(x/\sqrt2))/2`."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return sp.S.Half
+        if x is sp.S.Infinity:
+            return sp.S.One
+        if x is sp.S.NegativeInfinity:
+            return sp.S.Zero
+        return None
+
+    def fdiff(self, argindex=1):
+        return NormalPdf(self.args[0])
+
+    def _eval_rewrite_as_erf(self, x, **kwargs):
+        return (1 + sp.erf(x / sp.sqrt(2))) / 2
+
+    def _eval_evalf(self, prec):
+        return self.rewrite(sp.erf).evalf(prec_to_dps(prec))
+
+    def _latex(self, printer, exp=None):
+        base = rf"\Phi\left({printer._print(self.args[0])}\right)"
+        return base if exp is None else rf"{base}^{{{exp}}}"
+
+
+class NormalPdf(sp.Function):
+    r"""The standard normal density :math:`\phi(x) = e^{-x^2/2}/\sqrt{2\pi}`."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return -self.args[0] * self
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
+
+    def _eval_evalf(self, prec):
+        return self.rewrite(sp.exp).evalf(prec_to_dps(prec))
+
+    def _latex(self, printer, exp=None):
+        base = rf"\phi\left({printer._print(self.args[0])}\right)"
+        return base if exp is None else rf"{base}^{{{exp}}}"
+
+
+class _SigmoidMoment(sp.Function):
+    """A moment of the sigmoid of ``g ~ N(mu, s2)``, evaluated by quadrature."""
+
+    nargs = 2
+    _index = 0
+    _symbol = ""
+
+    def _eval_evalf(self, prec):
+        dps = max(prec_to_dps(prec) + 10, DIGITS + 10)
+        mu, s2 = (sp.N(a, dps) for a in self.args)
+        if not (mu.is_number and s2.is_number):
+            return None
+        with mpmath.workdps(dps):  # the parameters' digits, not the default context's 15
+            mu, s2 = mpmath.mpf(str(mu)), mpmath.mpf(str(s2))
+        value = sigmoid_moments_mp(mu, s2, dps)[self._index]
+        return sp.Float(mpmath.nstr(value, dps), prec_to_dps(prec))
+
+    def _latex(self, printer, exp=None):
+        args = ", ".join(printer._print(a) for a in self.args)
+        base = rf"{self._symbol}\left({args}\right)"
+        return base if exp is None else rf"{base}^{{{exp}}}"
+
+
+class SigmoidMean(_SigmoidMoment):
+    r""":math:`m_\sigma(\mu, s^2) = \mathbb E\,\sigma(g) = \int \phi(x)\,
+    (1 + e^{-\mu - s x})^{-1}\,dx`, :math:`g \sim N(\mu, s^2)` (tanh-sinh quadrature,
+    :func:`sigmoid_moments_mp`; no closed form)."""
+
+    _index = 0
+    _symbol = r"m_\sigma"
+
+
+class SigmoidVar(_SigmoidMoment):
+    r""":math:`v_\sigma(\mu, s^2) = \operatorname{Var}\sigma(g)
+    = \int \phi(x)(1 + e^{-\mu - s x})^{-2}dx - m_\sigma^2` (quadrature)."""
+
+    _index = 1
+    _symbol = r"v_\sigma"
+
+
+def named_moments(name: str, mu: sp.Expr = MU, s2: sp.Expr = S2) -> tuple[sp.Expr, sp.Expr]:
+    r""":math:`(\mu_\varphi, v_\varphi)` written with named functions, for statements.
+
+    ReLU, with :math:`a = \mu/s`: :math:`\mu_\varphi = \mu\Phi(a) + s\phi(a)`,
+    :math:`\mathbb E\varphi(g)^2 = (\mu^2 + s^2)\Phi(a) + \mu s\phi(a)` (equal to the
+    sympy integrals of :func:`gaussian_moments`, checked in the tests); sigmoid:
+    :class:`SigmoidMean`, :class:`SigmoidVar` (quadrature); linear: :math:`(\mu, s^2)`.
+    """
+    _check_map(name)
+    mu, s2 = sp.sympify(mu), sp.sympify(s2)
+    if name == "relu":
+        s = sp.sqrt(s2)
+        a = mu / s
+        m1 = mu * Phi(a) + s * NormalPdf(a)
+        m2 = (mu**2 + s2) * Phi(a) + mu * s * NormalPdf(a)
+        return m1, m2 - m1**2
+    if name == "sigmoid":
+        return SigmoidMean(mu, s2), SigmoidVar(mu, s2)
+    return gaussian_moments(name, mu, s2)
+
+
 def elementwise_predictions(name: str, p: Mapping[str, sp.Expr]) -> dict[str, sp.Expr]:
     r"""Predictions of ``variants.<name>`` at parameters ``p`` (``mu``, ``s2``):
     ``outlier`` :math:`\mu_\varphi`, ``sqrtT_s2`` :math:`2\sqrt{v_\varphi}`,
-    ``sqrtT_lambda2`` :math:`\sqrt{v_\varphi}`, ``sqrtT_s1_fix`` :math:`2\sqrt{v_\varphi}`."""
-    m1, var = gaussian_moments(name, p.get("mu", MU), p.get("s2", S2))
+    ``sqrtT_lambda2`` :math:`\sqrt{v_\varphi}`, ``sqrtT_s1_fix`` :math:`2\sqrt{v_\varphi}`,
+    in the named forms of :func:`named_moments`."""
+    m1, var = named_moments(name, p.get("mu", MU), p.get("s2", S2))
     return {"outlier": m1, "sqrtT_s2": 2 * sp.sqrt(var), "sqrtT_lambda2": sp.sqrt(var),
             "sqrtT_s1_fix": 2 * sp.sqrt(var)}

@@ -38,6 +38,8 @@ __all__ = [
     "DiscModulusLaw",
     "disc_modulus_law",
     "marchenko_pastur_density",
+    "QuarterCircle",
+    "UniformDisc",
 ]
 
 x = sp.Symbol("x", positive=True)
@@ -153,3 +155,42 @@ def disc_modulus_law() -> DiscModulusLaw:
     density = 1 / (sp.pi * KAPPA**2)
     cdf = sp.integrate(sp.integrate(density * rho, (theta, 0, 2 * sp.pi)), (rho, 0, r))
     return DiscModulusLaw(density_2d=density, cdf=sp.simplify(cdf), edge=KAPPA)
+
+
+class QuarterCircle(sp.Function):
+    r"""The quarter-circle law :math:`Q_\kappa` as a sympy object of its scale ``kappa``
+    (density :math:`\sqrt{4\kappa^2 - x^2}/(\pi\kappa^2)` on :math:`[0, 2\kappa]`), for
+    statements ``ESD -> Q_kappa``; :attr:`edge` is :math:`2\kappa`."""
+
+    nargs = 1
+
+    @property
+    def edge(self) -> sp.Expr:
+        return quarter_circle_law().edge.subs(KAPPA, self.args[0])
+
+    def _latex(self, printer, exp=None):
+        k = printer._print(self.args[0])
+        return (rf"Q_{{{k}}}\ (\text{{quarter circle on }}[0,\,{printer._print(self.edge)}])"
+                if exp is None else rf"Q_{{{k}}}^{{{exp}}}")
+
+    def _sympystr(self, printer):
+        return f"QuarterCircle({printer._print(self.args[0])})"
+
+
+class UniformDisc(sp.Function):
+    r"""The uniform law on the disc of radius ``kappa`` as a sympy object, for statements
+    ``ESD -> U(D_kappa)``; :attr:`edge` is :math:`\kappa` (the modulus CDF is
+    :math:`(r/\kappa)^2`)."""
+
+    nargs = 1
+
+    @property
+    def edge(self) -> sp.Expr:
+        return disc_modulus_law().edge.subs(KAPPA, self.args[0])
+
+    def _latex(self, printer, exp=None):
+        k = printer._print(self.args[0])
+        return rf"\mathcal{{U}}\bigl(\{{|z| \le {k}\}}\bigr)"
+
+    def _sympystr(self, printer):
+        return f"UniformDisc({printer._print(self.args[0])})"

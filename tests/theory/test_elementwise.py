@@ -88,3 +88,33 @@ def test_predictions_are_edges_of_the_noise():
 def test_unknown_map_is_rejected():
     with pytest.raises(ValueError, match="relu, sigmoid, linear"):
         gaussian_moments("tanh")
+
+
+@pytest.mark.parametrize("mu,s2", [(sp.Rational(-1, 2), sp.log(2)), (sp.Rational(3, 10), 2),
+                                   (sp.Integer(0), sp.Rational(1, 4))])
+def test_relu_named_form_equals_the_sympy_integrals(mu, s2):
+    """mu Phi(a) + s phi(a) and its second moment, against sympy's integration (45 digits)."""
+    from gapverify.theory.elementwise import named_moments
+
+    for named, integrated in zip(named_moments("relu", mu, s2), gaussian_moments("relu", mu, s2)):
+        assert abs(sp.N(named, 45) - sp.N(integrated, 45)) < sp.Float("1e-40")
+
+
+def test_relu_named_form_is_symbolic_in_phi():
+    from gapverify.theory.elementwise import NormalPdf, Phi, named_moments
+
+    m1, _ = named_moments("relu")
+    assert m1.has(Phi) and m1.has(NormalPdf)
+    assert sp.diff(Phi(MU), MU) == NormalPdf(MU)
+
+
+@pytest.mark.parametrize("mu,s2", [(sp.Rational(-1, 2), sp.log(2)), (sp.Rational(3, 2), 1)])
+def test_sigmoid_named_functions_evaluate_to_the_quadrature(mu, s2):
+    from gapverify.theory.elementwise import SigmoidMean, SigmoidVar, named_moments
+
+    m1, var = named_moments("sigmoid", mu, s2)
+    assert isinstance(m1, SigmoidMean) and isinstance(var, SigmoidVar)
+    q1, qv = gaussian_moments("sigmoid", mu, s2)
+    tol = sp.Float(10) ** (-(DIGITS - 1))
+    assert abs(sp.N(m1, DIGITS) - q1) < tol and abs(sp.N(var, DIGITS) - qv) < tol
+    assert sp.latex(m1).startswith(r"m_\sigma")

@@ -233,3 +233,108 @@ def test_canonical_number_format():
     assert snapshot.canonical_number(sp.Rational(1, 4) / 10**7) == "2.50000000000000000000000000000e-8"
     assert snapshot.canonical_number(sp.Integer(0)) == "0"
     assert snapshot.canonical_number(-sp.pi) == "-3.14159265358979323846264338328e+0"
+
+
+# --- every number: profile cases, law quantiles, entry laws' kappa -------------------------
+
+@pytest.fixture
+def law_snap(tmp_path, monkeypatch):
+    """A snapshot of the two law claims and markov.outliers (an entry-law claim)."""
+    claims = {cid: FULL[cid] for cid in ("markov.singular_law", "markov.circular_law",
+                                         "markov.outliers")}
+    monkeypatch.setattr(registry, "CLAIMS", claims)
+    path = tmp_path / "snapshots"
+    assert main(["snapshot", "--update", "--path", str(path)]) == 0
+    assert not snapshot.compare(path).failed
+    return path
+
+
+def _changed(path) -> dict[str, list[str]]:
+    result = snapshot.compare(path)
+    return {c.claim: c.parts for c in result.changes if c.kind != "representation"}
+
+
+def test_circular_law_scaled_by_1_05_is_caught(law_snap, monkeypatch):
+    """The disc-modulus scipy law scaled by 1.05 leaves the statement (the edge kappa) as
+    it was; its quantiles move by 5%."""
+    from gapverify.theory.laws import DiscModulusLaw
+
+    frozen = DiscModulusLaw.frozen
+    monkeypatch.setattr(DiscModulusLaw, "frozen", lambda self, kappa: frozen(self, 1.05 * kappa))
+    assert _changed(law_snap) == {"markov.circular_law": ["law_quantiles"]}
+
+
+def test_quarter_circle_law_scaled_by_1_05_is_caught(law_snap, monkeypatch):
+    from gapverify.verification.claims.registry import _common
+
+    real = _common.quarter_circle
+    monkeypatch.setattr(_common, "quarter_circle", lambda scale: real(scale=1.05 * scale))
+    assert _changed(law_snap) == {"markov.singular_law": ["law_quantiles"]}
+
+
+def test_law_quantiles_are_the_laws(law_snap):
+    """Q_kappa at s2 = log 2 (kappa = 1): the median of the quarter circle on [0, 2] solves
+    (2/pi)(u sqrt(1-u^2) + asin u) = 1/2, u = x/2; the disc modulus has F(r) = r^2."""
+    import math
+    from scipy.optimize import brentq
+
+    record = json.loads((law_snap / "markov.singular_law.json").read_text())
+    q = record["law_quantiles"][0]
+    assert q["check"] == "law:bulk" and q["parameters"]["s2"] == pytest.approx(math.log(2))
+    u = brentq(lambda u: 2 / math.pi * (u * math.sqrt(1 - u * u) + math.asin(u)) - 0.5, 0, 1)
+    assert float(q["quantiles"]["0.5"]) == pytest.approx(2 * u, rel=1e-12)
+    disc = json.loads((law_snap / "markov.circular_law.json").read_text())["law_quantiles"][0]
+    assert {k: float(v) for k, v in disc["quantiles"].items()} == pytest.approx(
+        {k: math.sqrt(float(k)) for k in disc["quantiles"]}, rel=1e-12)
+
+
+def test_exponential_kappa_scaled_by_1_04_is_caught(law_snap, monkeypatch):
+    """A single-site error in the exponential entry law (kappa^2 times 1.04^2) changes no
+    statement; the entry laws' kappa and the predictions at s2_eff show it."""
+    import gapverify.theory.entry_laws as entry_laws
+
+    real = entry_laws.parse_entry_law
+
+    def wrong(text):
+        law = real(text)
+        return dataclasses.replace(law, kappa2=law.kappa2 * sp.Rational(104, 100) ** 2) \
+            if law.spec == "exponential" else law
+
+    monkeypatch.setattr(entry_laws, "parse_entry_law", wrong)
+    changed = _changed(law_snap)
+    assert changed == {cid: ["entry_laws"] for cid in
+                       ("markov.circular_law", "markov.outliers", "markov.singular_law")}
+    diff = next(c.diff for c in snapshot.compare(law_snap).changes if c.claim == "markov.outliers")
+    assert '+      "kappa": "1.040000000000000e+00"' in diff
+
+
+def test_entry_law_kappa_property_scaled_by_1_04_is_caught(law_snap, monkeypatch):
+    from gapverify.theory.entry_laws import EntryLaw
+
+    kappa = EntryLaw.kappa.fget
+    monkeypatch.setattr(EntryLaw, "kappa", property(
+        lambda self: kappa(self) * (1.04 if self.spec == "exponential" else 1.0)))
+    assert set(_changed(law_snap)) == {"markov.circular_law", "markov.outliers",
+                                       "markov.singular_law"}
+
+
+def test_a_change_seen_only_at_a_profile_case_is_caught(snap, small_registry):
+    """s2 = 1/4 is a case of softmax.kappa's profiles and no reference point (the entry
+    law lognorm(0.5) has s2_eff = 1/4 too)."""
+    old = small_registry["softmax.kappa"].prediction("kappa").formula
+    _replace_prediction(small_registry, "softmax.kappa", "kappa",
+                        formula=lambda p: old(p) * (sp.Rational(101, 100)
+                                                    if p["s2"] == sp.Rational(1, 4) else 1))
+    assert _changed(snap) == {"softmax.kappa": ["entry_laws", "profile_cases"]}
+
+
+def test_float_noise_below_1e_9_is_not_a_change(law_snap):
+    file = law_snap / "markov.circular_law.json"
+    record = json.loads(file.read_text())
+    q = record["law_quantiles"][1]["quantiles"]
+    q["0.5"] = f"{float(q['0.5']) * (1 + 1e-12):.15e}"
+    file.write_text(snapshot.canonical_text(record))
+    assert _changed(law_snap) == {}
+    q["0.5"] = f"{float(q['0.5']) * (1 + 1e-6):.15e}"
+    file.write_text(snapshot.canonical_text(record))
+    assert _changed(law_snap) == {"markov.circular_law": ["law_quantiles"]}

@@ -48,6 +48,13 @@ class Prediction:
     kind: Literal["limit", "exact", "law", "reference"] = "limit"
     note: str = ""
     reference_limit: str = ""  # for kind "reference": the parameter that tends to infinity
+    #: for kind "law": ``law(params) -> sympy`` the limiting law itself (a named sympy
+    #: function of its scale, e.g. ``QuarterCircle(kappa)``); the statement reads
+    #: ``ESD -> law`` while ``formula`` gives its edge, the number the checks scale
+    law: Callable[[Mapping[str, sp.Expr]], sp.Expr] | None = None
+    #: for status "derived": where the derivation is written (the claim's ``derived_in``
+    #: when empty)
+    derived_in: str = ""
 
     @property
     def asserted(self) -> bool:
@@ -60,6 +67,8 @@ class Prediction:
         value = self.formula(params)
         if self.kind == "exact":
             return sp.Eq(q, value, evaluate=False)
+        if self.kind == "law" and self.law is not None:
+            return sp.Eq(sp.Limit(q, T_SYMBOL, sp.oo), self.law(params), evaluate=False)
         if self.kind == "reference":
             var = sp.Symbol(self.reference_limit, positive=True)
             return sp.Eq(sp.Limit(q, var, sp.oo), value, evaluate=False)
@@ -161,6 +170,12 @@ class Check:
         """Whether this check is judged at ``params`` (its ``domain``)."""
         return self.domain is None or bool(self.domain(params))
 
+    def judged_sizes(self, params: Mapping[str, float], sizes) -> list[int]:
+        """The sizes of a sweep at which this check is judged at ``params``: all of them
+        inside its ``domain``, none outside (the judging rules: a check outside its domain
+        is shown as such and does not count)."""
+        return sorted(int(T) for T in sizes) if self.applies(params) else []
+
     @property
     def minimum_sizes(self) -> int:
         """Sizes an asserted check needs to be judged: 3 for a stated rate (2 parameters and
@@ -220,6 +235,17 @@ class Claim:
     #: parameter points swept by each profile, e.g. several (depth, gamma) pairs; each
     #: case is judged on its own samples and reported with its parameters
     cases: Mapping[str, tuple[Mapping[str, float], ...]] = field(default_factory=dict)
+    #: the numbered result of the paper ("Mind the Gap", arXiv:2410.07799, or Bordenave,
+    #: Caputo, Chafai 2012 for the Markov laws) the claim checks, or "beyond the paper"
+    #: for this project's extensions (filled from ``registry.paper_results``)
+    paper_result: str = ""
+    #: where this claim's derived predictions are derived (a prediction may say otherwise)
+    derived_in: str = ""
+
+    def derivation(self, prediction: str) -> str:
+        """Where a derived prediction is derived ("" for any other status)."""
+        p = self.prediction(prediction)
+        return (p.derived_in or self.derived_in) if p.status == "derived" else ""
 
     def cases_for(self, profile: str, overrides: Mapping[str, object] | None = None
                   ) -> list[dict[str, float | int]]:

@@ -17,13 +17,16 @@ def _cmd_claims(args) -> int:
     from gapverify.verification.claims.registry import CLAIMS
 
     rows = [{"id": c.id, "status": c.status, "statement": c.title,
+             "paper_result": c.paper_result,
              "predictions": {p.name: p.status for p in c.predictions}} for c in CLAIMS.values()]
     if args.json:
         print_json(rows)
         return EXIT_OK
     from gapverify.verification.cli import display
 
-    display.claims_table(rows)
+    # the paper's result under the statement (the table has three columns)
+    display.claims_table([{**r, "statement": f"{r['statement']}\n  paper: {r['paper_result']}"}
+                          for r in rows])
     return EXIT_OK
 
 
@@ -33,9 +36,12 @@ def _cmd_predict(args) -> int:
     claim = get_claim(args.claim)
     overrides = parse_set(args.set)
     values = claim_parameters(claim, overrides)
+    exact = claim.predict(values)
     preds = claim.predict_numbers(values)
-    out = {"claim": claim.id, "status": claim.status, "parameters": values,
-           "predictions": preds, "statement": claim.statement_latex(values)}
+    # floats for reading, the exact sympy value as text beside them (no 50-digit rationals)
+    out = {"claim": claim.id, "status": claim.status, "parameters": values, "predictions": preds,
+           "exact": {k: sstr(v) for k, v in exact.items()},
+           "statement": claim.statement_latex(values)}
     if args.json:
         print_json(out)
     else:
@@ -43,6 +49,13 @@ def _cmd_predict(args) -> int:
 
         display.predictions_table(out, {p.name: p.status for p in claim.predictions})
     return EXIT_OK
+
+
+def sstr(expr) -> str:
+    """The exact value as sympy's text (``sqrt(exp(1/2) - 1)``)."""
+    import sympy as sp
+
+    return sp.sstr(expr)
 
 
 def _cmd_describe(args) -> int:
@@ -57,6 +70,7 @@ def _cmd_describe(args) -> int:
         print_json(d)
         return EXIT_OK
     out = [f"{d['claim']} ({d['status']}): {d['title']}",
+           f"  paper: {d['paper_result'] or '-'}",
            f"  family {d['family']}, experiment {d['experiment']}",
            "  references: " + "; ".join(d["references"]), "", "parameters:"]
     for p in d["parameters"]:
@@ -71,6 +85,8 @@ def _cmd_describe(args) -> int:
         out.append(f"      {p['statement']}")
         if p["note"]:
             out.append(f"      note: {p['note']}")
+        if p["derived_in"]:
+            out.append(f"      derived in: {p['derived_in']}")
     out += ["", "checks:"]
     for c in d["checks"]:
         model = model_text(c, digits=3)
@@ -80,6 +96,11 @@ def _cmd_describe(args) -> int:
                    + ("" if c["asserted"] else ", recorded (not asserted)"))
         if c["domain"]:
             out.append(f"      domain: {c['domain']}")
+        out.append("      judged at T = " + "; ".join(
+            (", ".join(map(str, j["sizes"])) or "none (outside its domain)")
+            + (f" ({', '.join(f'{k}={v:.6g}' for k, v in j['parameters'].items())})"
+               if len(c["judged_sizes"]) > 1 else "")
+            for j in c["judged_sizes"]))
         if c["rate_note"]:
             out.append(f"      {c['rate_note']}")
     out += ["", "profiles (power target: the largest relative error a verified check may "

@@ -21,12 +21,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import re
 from typing import Any, Mapping
 
 from gapverify.theory.parameters import PARAMETERS
 from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, RateRule
 
-__all__ = ["describe_claim", "claims_markdown", "family_of", "model_text", "DOCS_PATH"]
+__all__ = ["describe_claim", "claims_markdown", "family_of", "model_text", "rst_to_markdown",
+           "DOCS_PATH"]
 
 #: Where the generated theory document lives, relative to the repository root.
 DOCS_PATH = "docs/claims.md"
@@ -88,6 +90,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
         predictions.append({
             "name": p.name, "status": p.status, "kind": p.kind, "quantity": p.quantity,
             "asserted": p.asserted, "note": p.note, "reference_limit": p.reference_limit or None,
+            "derived_in": claim.derivation(p.name) or None,
             "statement": statement[p.name][0],
             "statement_numeric_parameters": statement[p.name][1],
             "values": [{"parameters": dict(case), "value": _number(v[p.name])}
@@ -101,12 +104,16 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
             "rate_note": c.rate_note or None,
             "domain": c.domain_note or (None if c.domain is None else "restricted"),
             "judged_at": [c.applies(case) for case in cases],
+            "judged_sizes": [{"parameters": dict(case),
+                              "sizes": c.judged_sizes(case, claim.profiles[profile].sizes)}
+                             for case in cases],
             "tolerance_note": c.tolerance_note or None, "record_note": c.record_note or None,
             "minimum_sizes": c.minimum_sizes,
             "relative_to": list(c.relative_to) if c.relative_to else None,
         })
     return {
         "claim": claim.id, "title": claim.title, "status": claim.status,
+        "paper_result": claim.paper_result,
         "family": family_of(claim), "experiment": claim.experiment,
         "references": list(claim.references),
         "parameters": [_parameter(n, claim) for n in claim.parameters],
@@ -175,7 +182,36 @@ def _family_doc(family: str) -> str:
         module = importlib.import_module(f"gapverify.verification.claims.registry.{family}")
     except ImportError:
         return ""
-    return inspect.cleandoc(module.__doc__ or "")
+    return rst_to_markdown(inspect.cleandoc(module.__doc__ or ""))
+
+
+_MATH_ROLE = re.compile(r":math:`([^`]*)`")
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]*)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def rst_to_markdown(text: str) -> str:
+    """The reStructuredText of a docstring as Markdown: ``:math:`x``` -> ``$x$``, other
+    roles (``:func:`f```, ``:data:`X```) and ````literals```` -> code spans, a
+    ``.. math::`` block -> ``$$ ... $$``."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip().startswith(".. math::"):
+            body = [line.strip()[len(".. math::"):].strip()]
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                body.append(lines[i].strip())
+                i += 1
+            out += ["$$" + " ".join(b for b in body if b) + "$$"]
+            continue
+        out.append(line)
+        i += 1
+    text = _MATH_ROLE.sub(lambda m: f"${m.group(1)}$", "\n".join(out))  # may span lines
+    text = _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+    return _LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
 
 
 def claims_markdown(profile: str = "quick") -> str:
@@ -241,6 +277,7 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     d = describe_claim(claim.id, profile if profile in claim.profiles else "quick")
     out = ["", f"### {claim.id}", "", f"{claim.title}", "",
            f"- **status**: {claim.status} (weakest of its predictions)",
+           f"- **paper result**: {claim.paper_result or '-'}",
            _experiment_line(claim),
            "- **references**: " + "; ".join(claim.references), "",
            "Statement (parameters symbolic unless a value is given):", ""]
@@ -261,8 +298,10 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     for p in d["predictions"]:
         vals = ", ".join(_fmt(v["value"]) for v in p["values"])
         kind = p["kind"] + (f" ({p['reference_limit']} -> oo)" if p["reference_limit"] else "")
+        note = "; ".join(n for n in (p["note"], p["derived_in"] and f"derived in {p['derived_in']}")
+                         if n)
         out.append(f"| `{p['name']}` | {p['status']} | {kind} | ${p['quantity']}$ | {vals} | "
-                   f"{_cell(p['note'] or '-')} |")
+                   f"{_cell(note or '-')} |")
     out += ["", "Checks:", "", "| prediction | statistic | kind | model | rate status | domain | notes |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in d["checks"]:

@@ -2,8 +2,12 @@ r"""``gapverify snapshot``: regression testing of the claims' statements.
 
 A snapshot records, for every claim of :data:`verification.registry.CLAIMS`, what the
 suite *states*: the claim's status and each prediction's status, kind and measured
-quantity; the statement at symbolic parameters; its predictions at reference parameters
-to 30 significant digits; and each check's kind and stated rate. ``gapverify snapshot``
+quantity; the paper's result it checks (``paper_result``); the statement at symbolic
+parameters; every number it gives (:mod:`~gapverify.verification.tools.snapshot_numbers`):
+its predictions at reference parameters and at every profile case to 30 significant
+digits, the quantiles of every law a check judges with, and for the claims that take
+``--entries`` the reference entry laws' ``kappa`` and the predictions at their
+``s2_eff``; and each check's kind and stated rate. ``gapverify snapshot``
 compares the registry with the stored snapshot and exits 1 on any change, printing a
 unified diff per changed claim; ``--update`` rewrites the snapshot. A statement can then
 change only on purpose: whoever changes one regenerates the snapshot, and the diff of the
@@ -34,7 +38,9 @@ typical range). Numbers are ``sympy.N(expr, 30)`` written in one fixed scientifi
 mpmath's printing conventions.
 
 Not kept: titles, notes and rate notes (prose: rewording them is no change of the
-mathematics), profiles and sweep cases (what is sampled, not what is stated).
+mathematics), the profiles' sizes and replicates (how much is sampled, not what is
+stated). The profiles' cases are kept by their predictions: a number that moves at a case
+the suite samples is a change even where no reference point sees it.
 
 What counts as a change (the version-independence decision)
 -----------------------------------------------------------
@@ -46,7 +52,7 @@ Everything else in the record is plain data that no library prints. So:
 * statuses, kinds, quantities, parameters, checks and rates must match exactly;
 * the numbers must match to a relative ``1e-25`` (five digits of slack below the 30
   stored: N's last digit may differ between mpmath versions; a real change is far
-  larger);
+  larger), numbers computed in floating point (quantiles, scipy moments) to ``1e-9``;
 * the printed statement must match exactly **when the snapshot was written by the same
   sympy version** (then a different print is a different expression);
 * written by another sympy version, a different print is accepted as a
@@ -60,7 +66,6 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Mapping
 
@@ -69,80 +74,24 @@ import sympy as sp
 
 from gapverify.verification.running.defaults import SNAPSHOT_PATH
 from gapverify.verification.claims.model import Claim, RateRule
+from gapverify.verification.tools.snapshot_numbers import (
+    DIGITS, NUMERIC_PARTS, REFERENCE_VALUES, _checks_by_label, _json_number,
+    _predictions_at, canonical_number, close, entry_laws, law_quantiles, profile_cases,
+    reference_points,
+)
 
-__all__ = ["DEFAULT_PATH", "DIGITS", "REFERENCE_VALUES", "claim_record", "current_snapshot",
-           "read_snapshot", "write_snapshot", "compare", "Comparison"]
+__all__ = ["DEFAULT_PATH", "DIGITS", "REFERENCE_VALUES", "canonical_number", "claim_record",
+           "current_snapshot", "read_snapshot", "write_snapshot", "compare", "Comparison"]
 
-FORMAT = 1
-DIGITS = 30
-REL_TOL = Decimal(10) ** -(DIGITS - 5)
+FORMAT = 2  # 2: paper_result, profile_cases, law_quantiles, entry_laws
 DEFAULT_PATH = SNAPSHOT_PATH
 META_NAME = "_meta.json"
-#: The one non-default value of each parameter at which every claim's predictions are kept.
-REFERENCE_VALUES: dict[str, float] = {"s2": 1.0, "mu": 0.0, "gamma": 0.5, "depth": 2,
-                                      "sigma_V": 2.0, "d_qk": 8}
 
 
 # --- building the records ---------------------------------------------------------------
 
-def canonical_number(expr: sp.Expr) -> str:
-    """``N(expr, 30)`` as ``d.ddd...e+X`` (a complex value as ``re + im j``)."""
-    value = sp.N(expr, DIGITS)
-    if not value.is_number:
-        return "not a number: " + sp.sstr(value)
-    re, im = value.as_real_imag()
-    text = _scientific(re)
-    return text if im.is_zero else f"{text} + {_scientific(im)}j"
-
-
-def _scientific(x: sp.Expr) -> str:
-    x = sp.Float(x, DIGITS)
-    if x.is_zero:  # not ``x == 0``: sympy >= 1.13 has Float(0) != 0
-        return "0"
-    raw = mpmath.libmp.to_str(x._mpf_, DIGITS, strip_zeros=False)
-    return f"{Decimal(raw):.{DIGITS - 1}e}"
-
-
-def _reference_value(name: str, default: float) -> float:
-    from gapverify.theory.parameters import PARAMETERS
-
-    if name in REFERENCE_VALUES:
-        return REFERENCE_VALUES[name]
-    low, high = PARAMETERS[name].typical  # a parameter added after this module
-    other = high if high != default else low
-    return int(other) if PARAMETERS[name].integer else other
-
-
-def reference_points(claim: Claim) -> list[tuple[str, dict]]:
-    """``(label, parameter values)``: the defaults, then one parameter moved at a time."""
-    base = claim.resolve({})
-    points = [("defaults", base)]
-    for name in claim.parameters:
-        if name in claim.fixed_parameters:
-            continue
-        value = _reference_value(name, base[name])
-        if value != base[name]:
-            points.append((f"{name}={value:g}", claim.resolve({name: value})))
-    return points
-
-
-def _predictions_at(claim: Claim, values: Mapping[str, float]) -> dict[str, str]:
-    try:
-        exact = claim.predict(values)
-    except Exception as exc:  # noqa: BLE001 - recorded: a formula that stops failing is a change
-        return {p.name: f"error: {type(exc).__name__}" for p in claim.predictions}
-    return {name: canonical_number(expr) for name, expr in exact.items()}
-
-
-def _check_key(check, seen: dict) -> str:
-    key = check.label
-    seen[key] = seen.get(key, 0) + 1
-    return key if seen[key] == 1 else f"{key}#{seen[key]}"
-
-
 def _checks(claim: Claim) -> dict[str, dict]:
-    seen: dict[str, int] = {}
-    return {_check_key(c, seen): {"prediction": c.prediction, "statistic": c.statistic,
+    return {key: {"prediction": c.prediction, "statistic": c.statistic,
                                   "kind": c.kind,
                                   "rate": str(c.rate) if isinstance(c.rate, RateRule) else c.rate,
                                   "rate_status": c.rate_status,
@@ -153,11 +102,7 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                   **({"correction": c.correction.__name__} if c.correction else {}),
                                   **({"relative_to": list(c.relative_to)} if c.relative_to else {}),
                                   "domain": c.domain_note or None}
-            for c in claim.checks}
-
-
-def _json_number(value: float) -> float | int:
-    return int(value) if isinstance(value, int) else float(value)
+            for key, c in _checks_by_label(claim)}
 
 
 def _equation(claim: Claim, prediction, values: Mapping[str, float | int]):
@@ -222,8 +167,10 @@ def _statement_entries(claim: Claim) -> list[dict]:
 
 def claim_record(claim: Claim) -> dict:
     """Everything the snapshot keeps about one claim, as plain JSON data."""
+    laws = entry_laws(claim)
     return {
         "claim": claim.id,
+        "paper_result": getattr(claim, "paper_result", ""),
         "status": claim.status,
         "parameters": list(claim.parameters),
         "fixed_parameters": {k: _json_number(v) for k, v in claim.fixed_parameters.items()},
@@ -235,7 +182,10 @@ def claim_record(claim: Claim) -> dict:
              "parameters": {k: _json_number(v) for k, v in values.items()},
              "values": _predictions_at(claim, values)}
             for label, values in reference_points(claim)],
+        "profile_cases": profile_cases(claim),
         "checks": _checks(claim),
+        **({"law_quantiles": law_quantiles(claim)} if any(c.cdf for c in claim.checks) else {}),
+        **({"entry_laws": laws} if laws is not None else {}),
     }
 
 
@@ -318,31 +268,8 @@ def write_snapshot(path: Path, meta: dict, records: Mapping[str, dict]) -> None:
 
 # --- comparison ---------------------------------------------------------------------------
 
-def _numbers_close(old: str, new: str) -> bool:
-    if old == new:
-        return True
-    try:
-        a, b = Decimal(old), Decimal(new)
-    except ArithmeticError:
-        return False  # "error: ...", complex or non-numbers: text must match
-    return abs(a - b) <= REL_TOL * max(abs(a), abs(b), Decimal(1) / 10**5)
-
-
-def _points_equal(old: object, new: object) -> bool:
-    """``reference_points`` equal: same labels and parameters, numbers to ``REL_TOL``."""
-    if not (isinstance(old, list) and isinstance(new, list)) or len(old) != len(new):
-        return old == new
-    for a, b in zip(old, new):
-        if {k: v for k, v in a.items() if k != "values"} != {k: v for k, v in b.items() if k != "values"}:
-            return False
-        va, vb = a.get("values", {}), b.get("values", {})
-        if va.keys() != vb.keys() or not all(_numbers_close(va[k], vb[k]) for k in va):
-            return False
-    return True
-
-
 def _part_equal(key: str, old: object, new: object) -> bool:
-    return _points_equal(old, new) if key == "reference_points" else old == new
+    return close(old, new, NUMERIC_PARTS[key]) if key in NUMERIC_PARTS else old == new
 
 
 def _parsed_equivalent(old_srepr: str, current: sp.Tuple) -> bool:

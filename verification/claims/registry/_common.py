@@ -216,7 +216,9 @@ def _register(claim: Claim) -> None:
         if check.relative_to is not None and check.relative_to[0] not in names:
             raise AssertionError(f"{claim.id}: check relative to unknown prediction "
                                  f"{check.relative_to[0]}")
-    CLAIMS[claim.id] = claim
+    from gapverify.verification.claims.registry.paper_results import annotate
+
+    CLAIMS[claim.id] = annotate(claim)
 
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sympy as sp
 
 from gapverify.theory.entry_laws import HYPOTHESES
-from gapverify.theory.laws import KAPPA, disc_modulus_law
+from gapverify.theory.laws import KAPPA, QuarterCircle, UniformDisc, disc_modulus_law
 from gapverify.theory.markov import (
     fix_spectrum_identity, kappa_of, outlier_predictions, singular_law_predictions,
 )
@@ -47,7 +47,9 @@ _register(Claim(
     predictions=(
         Prediction("law", "theorem", lambda p: singular_law_predictions(p["s2"])["edge"],
                    r"\mathrm{ESD}(\sqrt{T}A)", kind="law",
-                   note="BCC 2012 Thm 1.1 (the paper's Theorem 2); the value is the support edge"),
+                   law=lambda p: QuarterCircle(kappa_of(p["s2"])),
+                   note="BCC 2012 Thm 1.1 (the paper's Theorem 2): the law Q_kappa, quarter "
+                        "circle on [0, 2 kappa]; its value is the edge 2 kappa"),
         Prediction("edge", "theorem", lambda p: singular_law_predictions(p["s2"])["edge"],
                    r"\sqrt{T}\,s_2(A)"),
         Prediction("second_moment", "theorem",
@@ -78,7 +80,10 @@ _register(Claim(
     predictions=(
         Prediction("law", "theorem", lambda p: disc_modulus_law().edge.subs(KAPPA, kappa_of(p["s2"])),
                    r"\mathrm{ESD}(\sqrt{T}A)", kind="law",
-                   note="BCC 2012 main theorem (needs a bounded density): P(|z| <= r kappa) = r^2"),
+                   law=lambda p: UniformDisc(kappa_of(p["s2"])),
+                   note="BCC 2012 main theorem (needs a bounded density): the uniform law on "
+                        "the disc |z| <= kappa, P(|z| <= r kappa) = r^2; its value is the "
+                        "edge kappa"),
     ),
     checks=(
         Check("law", "modulus", "distance", rate=0.5, rate_status="empirical",
@@ -141,8 +146,9 @@ _register(Claim(
                    note="exact algebra, proven in sympy for a generic 3 x 3 stochastic matrix"),
         Prediction("law", "derived", lambda p: singular_law_predictions(p["s2"])["edge"],
                    r"\mathrm{ESD}(\sqrt{T}A^\perp)", kind="law",
+                   law=lambda p: QuarterCircle(kappa_of(p["s2"])),
                    note="BCC 2012 Thm 1.1 for A, carried to the rank-one perturbation Aperp "
-                        "by interlacing"),
+                        "by interlacing: the law Q_kappa; its value is the edge 2 kappa"),
         Prediction("sqrtT_s1_Aperp", "derived",
                    lambda p: outlier_predictions(p["s2"])["sqrtT_s1_Aperp"],
                    r"\sqrt{T}\,s_1(A^\perp)",
