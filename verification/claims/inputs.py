@@ -10,15 +10,14 @@ import math
 import sys
 from typing import Mapping, Sequence
 
+from gapverify.verification.claims.errors import UsageError
+
 
 MAX_T = 16384
 #: The profile run, audit and calibrate use unless --profile is given.
 DEFAULT_PROFILE = "quick"
 
 
-class UsageError(ValueError):
-    """Bad input (a command-line option or an API argument): the message names the
-    parameter and its allowed values; the command line prints it on one line, exit 2."""
 
 
 def _int_in(name: str, low: int, high: int):
@@ -115,6 +114,17 @@ def check_finite(claims: Sequence[str], overrides: Mapping[str, object], profile
                         f"parameter(s) {', '.join(f'{k}={v!r}' for k, v in given.items())}: prediction "
                         f"'{name}' of {claim.id} is {value} in double precision, which cannot be "
                         f"judged; give smaller values ({ranges})")
+
+
+def check_judged(overrides: Mapping[str, float]) -> None:
+    """``--set`` values a run can judge in float64
+    (:meth:`theory.parameters.Parameter.check_judged`: ``s2 >= 1e-16``; below it the
+    samples are constant to round-off); bad input (exit 2) otherwise."""
+    from gapverify.theory.parameters import PARAMETERS
+
+    for name, value in overrides.items():
+        if name in PARAMETERS:
+            PARAMETERS[name].check_judged(float(value))
 
 
 def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:

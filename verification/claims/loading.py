@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Mapping
 
 from gapverify.numerics.experiments import EXPERIMENTS
 from gapverify.theory.parameters import PARAMETERS, Parameter
-from gapverify.verification.claims.inputs import UsageError
+from gapverify.verification.claims.errors import UsageError
 from gapverify.verification.claims.model import Claim
 
 __all__ = ["ENV", "ENTRY_POINT_GROUP", "ClaimFileError", "read_claim_file",

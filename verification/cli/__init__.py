@@ -112,8 +112,24 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _COMMAND_MODULES:
         module.register(sub)
     _add_aliases(sub)
+    for command in sub.choices.values():  # claims of your own, on every command
+        command.add_argument("--claims-from", action="append", metavar="PATH", default=None,
+                             help="load the claims of a claim file (docs/writing-a-claim.md); "
+                                  "repeatable; $GAPVERIFY_CLAIMS does the same")
     _fill_help(p)
     return p
+
+
+def _load_claim_files(paths: Sequence[str] | None) -> None:
+    """``--claims-from``: register the files' claims, and name them in the environment so
+    that worker processes (and Dask workers started here) load them too."""
+    if not paths:
+        return
+    from gapverify.verification.claims.loading import add_to_environment
+    from gapverify.verification.claims.registry import load_claim_files
+
+    load_claim_files(paths)
+    add_to_environment(paths)
 
 
 #: Help for options the command modules register without one.
@@ -225,6 +241,7 @@ _STORE_COMMANDS = ("run", "audit", "calibrate")
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _load_claim_files(getattr(args, "claims_from", None))
         _resolve_aliases(args)
         if "store" in vars(args) and args.command in (*_STORE_COMMANDS, "runs"):
             source = ("--store" if args.store is not None else
