@@ -82,8 +82,13 @@ class EntryLawError(ParameterError):
     """A bad ``--entries`` value: unknown name, bad arguments, or a law outside the theory."""
 
 
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (a 400-digit argument is not echoed whole)."""
+    return text if len(text) <= limit else f"{text[:limit - 20]}...({len(text)} characters)"
+
+
 def _error(text: str, spec: str) -> EntryLawError:
-    return EntryLawError(f"parameter '--entries': {text}, got {spec!r}")
+    return EntryLawError(f"parameter '--entries': {text}, got {_short(spec, 120)!r}")
 
 
 @dataclass(frozen=True)
@@ -158,10 +163,12 @@ _NAMED = re.compile(r"^([a-z-]+)\s*(\((.*)\))?\s*$", re.S)
 def _number(node: ast.AST, spec: str) -> float:
     try:
         value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # a 400-digit integer overflows here: refused below
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
         value = None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _error(f"arguments must be finite numbers (got {ast.unparse(node)!r}); "
+        raise _error(f"arguments must be finite numbers (got {_short(ast.unparse(node))!r}); "
                      + ALLOWED_TEXT, spec)
     return float(value)
 
@@ -179,6 +186,11 @@ def _arguments(inner: str | None, spec: str) -> tuple[tuple[float, ...], tuple[t
         raise _error(f"cannot read the arguments ({inner!r}); " + ALLOWED_TEXT, spec)
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise _error("arguments must be numbers, not *args or **kwargs", spec)
+    names = [k.arg for k in call.keywords]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _error(f"keyword argument {twice[0]!r} is given twice; give each argument once",
+                     spec)
     args = tuple(_number(a, spec) for a in call.args)
     kwargs = tuple((k.arg, _number(k.value, spec)) for k in call.keywords)
     return args, kwargs
@@ -435,6 +447,12 @@ def parse_entry_law(text: str | None) -> EntryLaw:
         from gapverify.theory.parameters import exact
 
         s2 = args[0]
+        from gapverify.theory.parameters import PARAMETERS, ParameterError
+
+        try:
+            PARAMETERS["s2"].check_judged(PARAMETERS["s2"].validate(s2))
+        except ParameterError as exc:
+            raise _error(str(exc), spec) from None
         return EntryLaw(spec=f"gaussian-logits({_fmt(s2)})", family=family, s2=s2,
                         kappa2=kappa_of(exact("s2", s2)) ** 2,
                         kappa_method="exact: e^{s2} - 1 (theory.softmax)", lognormal=True,
@@ -448,4 +466,42 @@ def parse_entry_law(text: str | None) -> EntryLaw:
         return EntryLaw(spec="exponential", family=family, kappa2=sp.simplify((m2 - m1 ** 2) / m1 ** 2),
                         kappa_method="exact: sympy.stats moments of Exp(1)",
                         fourth_moment_note="E Z^4 = 24", density_note="e^-x <= 1: bounded")
-    return _scipy_law(spec, name, args, kwargs)
+    try:
+        law = _scipy_law(spec, name, args, kwargs)
+    except (OverflowError, ZeroDivisionError, FloatingPointError) as exc:
+        raise _error(f"scipy.stats.{name} overflows at these parameters ({exc}); give "
+                     "parameters whose moments are finite in double precision", spec) from None
+    _check_float64(law, spec)
+    return law
+
+
+#: The smallest kappa whose samples float64 resolves: below it A is constant to round-off
+#: (the same bound as ``--set s2 >= 1e-16``, :data:`theory.parameters._S2_LOW`).
+KAPPA_LOW = 1e-8
+
+
+def _check_float64(law: "EntryLaw", spec: str) -> None:
+    """A law whose samples float64 cannot hold is refused (a run would judge round-off):
+    kappa below :data:`KAPPA_LOW` (the noise below the resolution of the mean: ``loc =
+    1e17`` with ``scale = 1``); entries that underflow to 0 with probability above 1e-6
+    (below the smallest normal double, 2.2e-308); entries whose square summed over a row
+    of ``T = 16384`` overflows (the 1 - 1e-12 quantile above sqrt(DBL_MAX / 16384))."""
+    import sys
+
+    if law.kappa < KAPPA_LOW:
+        raise _error(f"kappa = {law.kappa:.3g} is below {KAPPA_LOW:g}: the noise of the entries "
+                     "is below float64's resolution of their mean (A is constant to round-off); "
+                     "give a law with kappa >= 1e-8", spec)
+    dist = scipy_frozen(law.name, law.args, law.kwargs, spec)
+    tiny, big = sys.float_info.min, math.sqrt(sys.float_info.max / 16384)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        under, over = float(dist.cdf(tiny)), float(dist.isf(1e-12))
+    from scipy import stats
+
+    if not isinstance(dist.dist, stats.rv_discrete) and not under < 1e-6:  # a discrete 0 is exact
+        raise _error(f"P(Z < {tiny:.3g}) = {under:.3g}: its samples underflow to 0 in float64; "
+                     "give parameters whose entries are representable (a larger scale)", spec)
+    if not over < big:
+        raise _error(f"its 1 - 1e-12 quantile {over:.3g} is above {big:.3g}: row sums of squares "
+                     "overflow in float64 up to T = 16384; give a smaller scale", spec)

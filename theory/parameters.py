@@ -52,6 +52,11 @@ class Parameter:
     #: domain's own bound), with the reason; above it a value is refused, not computed
     finite_high: float | None = None
     finite_note: str = ""
+    #: smallest value whose samples float64 can judge (``None``: the domain's own bound),
+    #: with the reason: a run refuses a value below it (:meth:`check_judged`); the theory
+    #: still predicts there (exactly)
+    judged_low: float | None = None
+    judged_low_note: str = ""
     symbol: sp.Symbol = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,10 +117,38 @@ class Parameter:
         lo = "-inf" if math.isinf(self.low) else f"{self.low:g}"
         return f"{left}{lo}, {self.finite_high:.6g}]"
 
+    def judged_domain_text(self) -> str:
+        """The range a run samples and judges: :meth:`numeric_domain_text` cut at
+        :attr:`judged_low`."""
+        text = self.numeric_domain_text()
+        if self.judged_low is None:
+            return text
+        return f"[{self.judged_low:g}, " + text.split(", ", 1)[1]
+
+    def check_judged(self, value: float) -> float:
+        """``value`` (valid) if a run can judge its samples in float64, else a
+        :class:`ParameterError` naming the range that can (:attr:`judged_low`)."""
+        if self.judged_low is not None and value < self.judged_low:
+            raise ParameterError(
+                f"parameter '{self.name}' ({self.description}) of a run must be in "
+                f"{self.judged_domain_text()} ({self.judged_low_note}), got {value!r}")
+        return value
+
 
 _LOG2 = math.log(2.0)
 #: log of the largest double: exp(s2) (hence kappa^2 = e^{s2} - 1) overflows above it
 _LOG_DBL_MAX = math.log(sys.float_info.max)
+
+#: Smallest logit variance judged: below it A = softmax(M) is constant to float64
+#: round-off (its bulk, of size kappa / sqrt(T) with kappa ~ sqrt(s2), drowns in the
+#: rounding of its entries). Measured (markov.outliers, 3 replicates): sqrt(T) s_2 / 2 kappa
+#: reads 0.99628 at s2 = 1e-16 and 1e-22 but 9e12 at s2 = 1e-24 for T = 1024, and breaks
+#: between 1e-26 and 1e-24 at T = 256: the threshold grows with T, so 1e-16 (kappa = 1e-8)
+#: keeps a factor of about 100 in kappa up to T = 16384.
+_S2_LOW = 1e-16
+_S2_LOW_NOTE = ("below s2 = 1e-16, kappa = 1e-8, the samples of A are constant to float64 "
+                "round-off: sqrt(T) s_2 broke down at s2 = 1e-24 for T = 1024; gapverify "
+                "predict still evaluates the theory there")
 
 #: Every parameter a claim may take, by the name used on the command line.
 PARAMETERS: dict[str, Parameter] = {
@@ -123,7 +156,8 @@ PARAMETERS: dict[str, Parameter] = {
     for p in (
         Parameter("s2", r"s^2", "variance of the attention logits", _LOG2, 0.0, math.inf,
                   low_open=True, typical=(0.1, 1.0), finite_high=math.floor(_LOG_DBL_MAX * 100) / 100,
-                  finite_note="kappa^2 = e^{s2} - 1 overflows a double above log(DBL_MAX) = 709.78"),
+                  finite_note="kappa^2 = e^{s2} - 1 overflows a double above log(DBL_MAX) = 709.78",
+                  judged_low=_S2_LOW, judged_low_note=_S2_LOW_NOTE),
         Parameter("mu", r"\mu", "mean of the attention logits", -_LOG2 / 2, -math.inf, math.inf,
                   typical=(-2.0, 2.0)),
         Parameter("gamma", r"\gamma", "ratio T/d of tokens to width", 1.0, 0.0, 1.0,

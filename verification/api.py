@@ -324,7 +324,9 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     input, ``claims=[]`` included.
     """
     from gapverify.verification.judging.outcomes import exit_code
-    from gapverify.verification.claims.inputs import check_finite, check_overrides, check_sizes
+    from gapverify.verification.claims.inputs import (
+        check_finite, check_judged, check_overrides, check_sizes,
+    )
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import (
         RunOptions, results_json, verify as run_suite,
@@ -346,6 +348,7 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     check_sizes(ids, sizes)
     if overrides:
         check_finite(ids, overrides, profile)
+        check_judged(overrides)
     opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
                       overrides=overrides, workers=workers, level=level, replay=replay,
                       backend=backend, device=device, dtype=dtype)

@@ -240,3 +240,162 @@ def test_a_closed_pipe_ends_quietly():
     code = proc.wait(timeout=120)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert code in (0, 141)
+
+
+# --- the recent features: schedulers, corrupt stores, entry laws, precision, leases -------
+def _one_line_exit_2(argv, capsys, *fragments):
+    assert main(argv) == 2
+    err = [line for line in _err(capsys).splitlines() if line.startswith("gapverify: error:")]
+    assert len(err) == 1, err
+    for fragment in fragments:
+        assert fragment in err[0], err[0]
+    return err[0]
+
+
+@pytest.mark.parametrize("address,fragment", [
+    ("tcp://127.0.0.1:notaport", "PORT in [1, 65535]"),
+    ("foo://127.0.0.1:8786", "not the scheme 'foo'"),
+    ("tcp://127.0.0.1", "SCHEME://HOST:PORT"),
+])
+def test_a_bad_scheduler_address_exits_2(address, fragment, tmp_path, capsys):
+    _one_line_exit_2(["run", *TINY, "--scheduler", address, "--store", str(tmp_path / "s.sqlite")],
+                     capsys, "parameter '--scheduler'", fragment)
+
+
+def test_a_scheduler_that_accepts_and_never_answers_fails_within_10_s(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    held = []
+
+    def accept_and_never_answer():
+        try:
+            for _ in range(4):
+                held.append(server.accept())
+        except OSError:  # closed at the end of the test
+            pass
+
+    threading.Thread(target=accept_and_never_answer, daemon=True).start()
+    start = time.monotonic()
+    try:
+        _one_line_exit_2(["run", *TINY, "--store", str(tmp_path / "s.sqlite"), "--scheduler",
+                          f"tcp://127.0.0.1:{server.getsockname()[1]}"], capsys,
+                         "parameter '--scheduler'", "did not answer")
+    finally:
+        server.close()
+    assert time.monotonic() - start < 10.0
+
+
+def _stored_run(tmp_path, capsys):
+    path = tmp_path / "s.sqlite"
+    assert main(["run", *TINY, "--store", str(path)]) in (1, 3)
+    _err(capsys)
+    return path
+
+
+def test_a_corrupt_payload_exits_2_naming_the_row(tmp_path, capsys):
+    path = _stored_run(tmp_path, capsys)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE measurements SET payload = X'00112233' WHERE T = 23 AND replicate = 1")
+    db.commit()
+    db.close()
+    _one_line_exit_2(["run", *TINY, "--store", str(path)], capsys, "parameter '--store'",
+                     "damaged", "softmax.kappa at T=23, replicate 1")
+
+
+@pytest.mark.parametrize("column", ["provenance", "results", "claims"])
+def test_a_corrupt_run_row_is_listed_or_exits_2(column, tmp_path, capsys):
+    path = _stored_run(tmp_path, capsys)
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE runs SET {column} = '{{not json'")
+    db.commit()
+    db.close()
+    assert main(["runs", "--store", str(path), "--json"]) == 0  # listed, never a traceback
+    (run,) = json.loads(capsys.readouterr().out)
+    assert run["claims"] == ["softmax.kappa"] and run["perturbations"] == []
+    if column == "results":
+        assert run["damaged"] == ["results"]
+        _one_line_exit_2(["tables", "--store", str(path), "--out", str(tmp_path / "t")], capsys,
+                         "parameter '--store'", "results of run 1 are not JSON")
+    else:
+        assert "damaged" not in run  # read from the results instead
+        assert main(["tables", "--store", str(path), "--out", str(tmp_path / "t")]) == 0
+    assert main(["run", *TINY, "--store", str(path)]) in (1, 3)  # the resume judges again
+
+
+@pytest.mark.parametrize("law,fragment", [
+    ("scipy:poisson(1e308)", "overflows"),
+    ("scipy:gamma(" + "9" * 400 + ")", "(400 characters)"),
+    ("scipy:gamma(a=2, a=3)", "'a' is given twice"),
+    ("scipy:gamma(1e-300)", "underflow to 0"),
+    ("scipy:expon(scale=1e300)", "overflow in float64"),
+    ("scipy:expon(loc=1e17)", "below float64's resolution"),
+    ("gaussian-logits(1e-300)", "[1e-16, 709.78]"),
+])
+def test_an_entry_law_float64_cannot_hold_exits_2(law, fragment, tmp_path, capsys):
+    line = _one_line_exit_2(["run", "markov.outliers", "--entries", law, "--sizes", "64,91,128",
+                             "--quiet", "--store", str(tmp_path / "s.sqlite")], capsys,
+                            "parameter '--entries'", fragment)
+    assert len(line) < 1000
+
+
+def test_s2_below_what_float64_resolves_is_refused_for_a_run_not_for_predict(tmp_path, capsys):
+    """s2 = 1e-300: the samples of A are constant to round-off (sqrt(T) s_2 broke down at
+    s2 = 1e-24 for T = 1024); the theory still predicts there."""
+    _one_line_exit_2(["run", *TINY, "--set", "s2=1e-300", "--store", str(tmp_path / "s.sqlite")],
+                     capsys, "parameter 's2'", "[1e-16, 709.78]")
+    assert main(["predict", "softmax.kappa", "--set", "s2=1e-300", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["predictions"]["kappa"] == pytest.approx(1e-150)
+    from gapverify.verification.api import verify
+    with pytest.raises(ValueError, match="'s2'"):
+        verify("softmax.kappa", params={"s2": 1e-300}, sizes=[16, 23, 32], replicates=2)
+
+
+def test_device_cuda_with_numpy_is_refused_not_sampled_on_the_cpu(tmp_path, capsys):
+    _one_line_exit_2(["run", "markov.outliers", "--device", "cuda", "--sizes", "64,91,128",
+                      "--quiet", "--store", str(tmp_path / "s.sqlite")], capsys,
+                     "parameter '--device'")
+
+
+def test_runs_csv_into_a_missing_folder_creates_it(tmp_path, capsys):
+    path = _stored_run(tmp_path, capsys)
+    out = tmp_path / "new" / "sub" / "rows.csv"
+    assert main(["runs", "--store", str(path), "--csv", str(out)]) == 0
+    from gapverify.reports.results import CSV_COLUMNS
+    header, *rows = out.read_text().splitlines()
+    assert header == ",".join(CSV_COLUMNS) and rows
+
+
+def test_a_killed_runs_lease_is_taken_at_once_and_said(tmp_path, capsys):
+    """A run killed with SIGKILL leaves its leases (120 s); the rerun on the same host
+    sees that the owner's pid is gone and takes them at once."""
+    import socket
+    import time
+
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.runner import plan, sweep
+    from gapverify.verification.running.store import code_version
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store = Store(tmp_path / "s.sqlite")
+    claim = get_claim("softmax.kappa")
+    tasks = plan(store, claim.experiment, claim.resolve({}), [16, 23], 2, 1, code_version())
+    owner = f"{socket.gethostname()}:{dead.pid}:deadbeef"
+    for t in tasks:
+        assert store.claim(t.key, owner, 120.0) == "mine"
+    start = time.monotonic()
+    from gapverify.verification.running.runner import SerialExecutor
+    assert sweep(store, tasks, SerialExecutor(), lease_seconds=120.0) == len(tasks)
+    assert time.monotonic() - start < 10.0
+    assert "taking over the tasks leased by a run on this host whose process is gone" in _err(capsys)
+    # a live owner's lease is still respected
+    live = f"{socket.gethostname()}:{os.getppid()}:cafe"
+    more = plan(store, claim.experiment, claim.resolve({}), [32], 1, 1, code_version())
+    assert store.claim(more[0].key, live, 120.0) == "mine"
+    assert store.claim(more[0].key, "other", 120.0) == "busy"

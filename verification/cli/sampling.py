@@ -13,7 +13,7 @@ from gapverify.verification.judging.outcomes import (
     EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code,
 )
 from gapverify.verification.claims.inputs import (
-    UsageError, _check_perturbed_names, _claims_arg, check_finite, check_overrides,
+    UsageError, _check_perturbed_names, _claims_arg, check_finite, check_judged, check_overrides,
     check_sizes, parse_perturb, parse_perturb_parameter, parse_set,
 )
 from gapverify.verification.cli.args import write_json
@@ -47,6 +47,7 @@ def _cmd_run(args) -> int:
     check_sizes(claims, args.sizes)
     if overrides:
         check_finite(claims, overrides, args.profile)
+        check_judged(overrides)
     from gapverify.verification.running.executors import parse_scheduler
 
     parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts

@@ -56,6 +56,10 @@ class Engine:
         self._close(abort)
 
 
+#: Address schemes of Dask's comms (``distributed.comm.registry``).
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+
+
 def parse_scheduler(text: str | None) -> tuple[str, int | str] | None:
     """``None``, ``("local", N)`` for ``local:N`` (1 <= N <= 256) or ``("address", ADDRESS)``."""
     if text is None:
@@ -69,10 +73,56 @@ def parse_scheduler(text: str | None) -> tuple[str, int | str] | None:
     if text.startswith("local"):
         raise ValueError(f"parameter '--scheduler' must be local:N (N in [1, 256]) or a "
                          f"scheduler address such as tcp://host:8786, got {text!r}")
-    if not re.fullmatch(r"[a-z]+://[^\s]+|[^\s:/]+:\d+", text.strip()):
-        raise ValueError(f"parameter '--scheduler' must be local:N (N in [1, 256]) or a "
-                         f"scheduler address such as tcp://host:8786, got {text!r}")
+    m = re.fullmatch(r"(?:([a-z]+)://)?([^\s/]+?)(?::([^\s:/]*))?/?", text.strip())
+    usage = (f"parameter '--scheduler' must be local:N (N in [1, 256]) or a scheduler address "
+             f"SCHEME://HOST:PORT (SCHEME one of {', '.join(SCHEMES)}, PORT in [1, 65535]), "
+             f"e.g. tcp://host:8786, got {text!r}")
+    if not m:
+        raise ValueError(usage)
+    scheme, host, port = m.groups()
+    if scheme is not None and scheme not in SCHEMES:
+        raise ValueError(usage.replace("got", f"not the scheme {scheme!r}; got", 1))
+    if scheme in ("tcp", "tls", "ws", "wss", None):
+        if port is None or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(usage)
     return ("address", text.strip())
+
+
+#: Seconds to wait for a Dask scheduler to answer (connection and handshake).
+CONNECT_SECONDS = 5.0
+
+
+def _connect(Client, target: str, seconds: float = CONNECT_SECONDS):
+    """A :class:`distributed.Client` of the scheduler at ``target``, or a ``ValueError``
+    naming ``--scheduler`` within ``seconds``: a refused connection, a bad address, or a
+    peer that accepts and never answers (``Client(timeout=...)`` alone blocked for minutes
+    on one: the handshake is not under its timeout), so the connection is made in a
+    daemon thread and abandoned at the deadline."""
+    import threading
+
+    box: dict = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(target, timeout=seconds)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, daemon=True, name="gapverify-dask-connect")
+    thread.start()
+    thread.join(seconds + 0.5)
+    if thread.is_alive():
+        raise ValueError(f"parameter '--scheduler': {target} accepted the connection but did not "
+                         f"answer as a Dask scheduler within {seconds:g} s; give the address of a "
+                         "running 'dask scheduler' (tcp://host:8786) or local:N")
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, KeyboardInterrupt):
+            raise exc
+        text = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise ValueError(f"parameter '--scheduler': no Dask scheduler at {target}: {text}; "
+                         "give tcp://host:PORT of a running 'dask scheduler', or local:N") from None
+    return box["client"]
 
 
 def _dask_engine(kind: str, target, processes: bool = True) -> Engine:
@@ -87,10 +137,7 @@ def _dask_engine(kind: str, target, processes: bool = True) -> Engine:
                                dashboard_address=None)
         client = Client(cluster)
     else:
-        try:
-            client = Client(target, timeout=30)
-        except OSError as exc:
-            raise ValueError(f"parameter '--scheduler': no Dask scheduler at {target}: {exc}") from None
+        client = _connect(Client, target)
     slots = max(1, sum(client.nthreads().values()))
     workers = client.scheduler_info().get("workers", {}).values()
     limits = [(int(w.get("nthreads") or 1), int(w["memory_limit"])) for w in workers

@@ -33,6 +33,7 @@ import json
 import math
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -432,16 +433,29 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
     queue.reverse()  # pop() from the end: the most expensive first
     pending: dict[Future, Task] = {}
     waiting: list[Task] = []
-    computed = 0
+    computed = taken = 0
+    waited = False
     renewed = time.monotonic()
     try:
         while queue or pending or waiting:
             while queue and len(pending) < in_flight:
                 task = queue.pop()
                 state = store.claim(task.key, owner, lease_seconds)
+                if state == "taken":
+                    taken += 1
+                    if taken == 1:  # said once: a killed run's leases are taken at once
+                        print("gapverify: note: taking over the tasks leased by a run on this "
+                              "host whose process is gone (killed); not waiting for its leases "
+                              "to expire", file=sys.stderr, flush=True)
+                    state = "mine"
                 if state == "mine":
                     pending[executor.submit(run_task, task, threads)] = task
                 elif state == "busy":
+                    if not waited:
+                        waited = True
+                        print("gapverify: note: waiting for tasks another live run is computing "
+                              "on this store (its leases; a killed run's are taken at once, one "
+                              "of another host's when it expires)", file=sys.stderr, flush=True)
                     waiting.append(task)
             if not pending:
                 if waiting:  # everything left is leased by another run: wait for it

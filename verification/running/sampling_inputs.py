@@ -142,7 +142,8 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
     from gapverify.numerics.backends import BackendUnavailable, check_backend, sampling_keys
     from gapverify.verification.running.sampling_inputs import BACKEND_CLAIMS
 
-    default = not sampling_keys(backend, device, dtype)
+    # numpy on cuda is no default: refused (it would sample with numpy on the CPU, silently)
+    default = not sampling_keys(backend, device, dtype) and device == "cpu"
     if profile == "gpu" and backend == "numpy":
         raise UsageError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB float64 "
                          "matrix per task, Lanczos passes over it); it runs with --backend torch "

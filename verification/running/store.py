@@ -270,7 +270,9 @@ class Store:
 
     def claim(self, key: tuple, owner: str, seconds: float) -> str:
         """Lease the task ``key`` to ``owner`` for ``seconds``: ``"mine"`` (leased now),
-        ``"done"`` (already stored) or ``"busy"`` (another owner's lease is live)."""
+        ``"done"`` (already stored), ``"busy"`` (another owner's lease is live) or
+        ``"taken"`` (leased now from a run on this host whose process is gone: a killed
+        run's lease is taken at once, not after it expires)."""
         where = ("experiment=? AND params=? AND T=? AND replicate=? AND root_seed=? AND "
                  "code_version=?")
         now = time.time()
@@ -278,11 +280,14 @@ class Store:
             if db.execute(f"SELECT 1 FROM measurements WHERE {where}", key).fetchone():
                 return "done"
             row = db.execute(f"SELECT owner, expires FROM leases WHERE {where}", key).fetchone()
+            taken = False
             if row and row[0] != owner and row[1] > now:
-                return "busy"
+                if not dead_owner(row[0]):
+                    return "busy"
+                taken = True
             db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?,?)",
                        (*key, owner, now + seconds))
-            return "mine"
+            return "taken" if taken else "mine"
 
     def renew(self, keys: Iterable[tuple], owner: str, seconds: float) -> None:
         """Extend ``owner``'s leases on ``keys`` by ``seconds`` from now."""
@@ -397,6 +402,27 @@ class Store:
 
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+
+
+def dead_owner(owner: str) -> bool:
+    """Whether the lease owner ``host:pid:suffix`` (:func:`verification.running.runner.lease_owner`)
+    is a process of this host that no longer exists (killed, SIGKILL included). A process
+    of another host, or a pid that exists (perhaps reused), is taken as alive: its lease
+    then expires on its own."""
+    import os
+    import socket
+
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False
+    return False
 
 
 def _not_writable(path: Path) -> bool:
