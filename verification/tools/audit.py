@@ -47,7 +47,6 @@ from __future__ import annotations
 import dataclasses
 
 import math
-import sys
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -143,10 +142,9 @@ class ClaimAudit:
     @property
     def truth_ok(self) -> bool:
         """The statement as stated holds at this case: nothing judged here failed or lacks
-        power (a prediction outside its checks' domain here is audited at other cases)."""
-        empirical_only = all(p.status not in VERIFYING_STATUSES for p in self.predictions)
-        return (self.truth == "pass" or self.truth_unjudged_only
-                or (empirical_only and self.truth == "not assessed"))
+        power (a prediction outside its checks' domain here is audited at other cases; a
+        claim that asserts nothing is recorded, and has nothing to audit)."""
+        return self.truth in ("pass", "recorded") or self.truth_unjudged_only
 
     @property
     def ok(self) -> bool:
