@@ -7,8 +7,8 @@ from typing import Any, Mapping
 from gapverify.reports.latex import PACKAGES_COMMENT, TeX, escape
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
-from gapverify.reports.results import verdict_word
-from gapverify.reports.table_cells import _case_math, _case_text, _tt, split_case
+from gapverify.reports.results import registry_claim, verdict_word
+from gapverify.reports.table_cells import _case_math, _case_text, _tt, paper_result, split_case
 
 __all__ = ["check_notes"]
 
@@ -49,13 +49,34 @@ def _check_notes(claim: Mapping[str, Any]) -> list[TeX]:
     return notes
 
 
+def _source_notes(claim: Mapping[str, Any]) -> list[TeX]:
+    # the paper's result the claim checks, in full (the summary prints its short form),
+    # and where each derived prediction is derived (Claim.derivation), once per place
+    out = []
+    result = paper_result(str(claim["claim"]))
+    if result:
+        out.append(TeX(r"\textbf{Paper}: " + prose(result)))
+    reg = registry_claim(str(claim["claim"]))
+    if reg is None:
+        return out
+    places: dict[str, list[str]] = {}
+    for p in reg.predictions:
+        where = reg.derivation(p.name) if hasattr(reg, "derivation") else ""
+        if where:
+            places.setdefault(where, []).append(p.name)
+    for where, names in places.items():
+        out.append(TeX(r"\textbf{Derived} (" + ", ".join(_tt(n) for n in names) + "): in "
+                       + prose(where)))
+    return out
+
+
 def check_notes(run: Mapping[str, Any]) -> str:
     r"""The notes on the checks (LaTeX source, a ``description`` list): per claim, why each
     rate was stated (the registry's note, once per check, with its math typeset) and the
     verifier's reason for every case that did not pass or is exact."""
     items = []
     for claim in run["claims"]:
-        notes = _check_notes(claim)
+        notes = _source_notes(claim) + _check_notes(claim)
         if notes:
             items.append({"claim": _tt(claim["claim"]), "notes": notes})
     return render("check_notes.tex", packages_comment=TeX(PACKAGES_COMMENT), items=items)

@@ -13,7 +13,7 @@ from gapverify.reports.render import render
 from gapverify.reports.results import registry_claim
 from gapverify.reports.table_cells import (
     _case_math, _case_text, _finite, _percent, _quantity, _run_text, _s_column, _targets, _tt,
-    _varying, _verdict_short, split_case,
+    _varying, _verdict_short, common_parameters, parameters_math, split_case,
 )
 
 __all__ = ["checks_table", "CHECK_ROWS", "MAX_DECIMALS"]
@@ -35,6 +35,15 @@ def _model(check: Mapping[str, Any]) -> TeX:
     if _finite(check.get("rate")):
         return TeX(f"$T^{{-{rate_fraction(check['rate'])}}}$")
     return TeX(DASH)
+
+
+def _parameters_phrase(claim: Mapping[str, Any], varying: Sequence[str]) -> TeX:
+    # the parameters every case shares, in the claim's heading ("; s^2 = 0.25, gamma = 0.5");
+    # those that vary are in the Case column of each row
+    common = {k: v for k, v in common_parameters(claim).items() if k not in varying}
+    if not common:
+        return TeX("")
+    return TeX(", " + ("cases at " if varying else "") + parameters_math(common))
 
 
 def _check_row(claim: Mapping[str, Any], check: Mapping[str, Any],
@@ -142,6 +151,12 @@ def _row_lines(row: Mapping[str, TeX]) -> int:
     return max(1, quantity, lines)
 
 
+def _heading_lines(heading: str) -> int:
+    # a claim's heading spans the table (about 150 glyphs a line in \footnotesize)
+    return -(-_glyphs(heading) // _HEADING_GLYPHS)
+
+
+_HEADING_GLYPHS = 150
 _QUANTITY_GLYPHS = 18
 _CASE_GLYPHS = 15
 
@@ -163,21 +178,23 @@ def checks_table(run: Mapping[str, Any]) -> str:
         heading = (_tt(claim["claim"]) + " [" + escape(claim["status"]) + "]"
                    + (f", $T\\le{max(sizes)}$" if sizes else "")
                    + ", " + escape(claim.get("replicates", "?")) + " replicates"
+                   + _parameters_phrase(claim, varying)
                    + (": " + math_or_text(reg.title) if reg is not None else ""))
         rows = [_check_row(claim, c, varying) for c in claim["checks"]]
         groups.append({"heading": TeX(heading), "rows": rows})
     parts, current, used = [], [], 0
     for g in groups:
-        pieces, piece, lines = [], [], 2
+        head = 1 + _heading_lines(g["heading"])
+        pieces, piece, lines = [], [], head
         for row in g["rows"]:
             if piece and lines + _row_lines(row) > CHECK_ROWS:
                 pieces.append(piece)
-                piece, lines = [], 2
+                piece, lines = [], head
             piece.append(row)
             lines += _row_lines(row)
         pieces.append(piece)
         for k, piece in enumerate(pieces):
-            size = 2 + sum(_row_lines(r) for r in piece)
+            size = head + sum(_row_lines(r) for r in piece)
             if current and used + size > CHECK_ROWS:
                 parts.append(current)
                 current, used = [], 0
@@ -227,6 +244,8 @@ def checks_table(run: Mapping[str, Any]) -> str:
         rendered.append({"caption": caption,
                          "label": TeX("tab:gapverify:checks" + (f":{i + 1}" if i else "")),
                          "groups": part})
+    has_case = any(str(r["case"]) for r in all_rows)
     return render("checks_table.tex", packages_comment=TeX(PACKAGES_COMMENT), parts=rendered,
+                  has_case=has_case, ncols=TeX(str(8 if has_case else 7)),
                   notes=notes, quantity_width=TeX(QUANTITY_WIDTH), case_width=TeX(CASE_WIDTH),
                   **{f"{k}_col": v for k, v in cols.items()})

@@ -29,6 +29,7 @@ from gapverify.reports.latex import PACKAGES, TeX, escape
 from gapverify.reports.numbers import significant
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
+from gapverify.reports.table_cells import _run_text, commit_text
 from gapverify.reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
 
 __all__ = ["ReportFiles", "write_report", "compile_pdf", "CompileError", "ENGINE",
@@ -42,6 +43,9 @@ ENGINE = "pdflatex"
 LATEX_RUNS = 2
 #: Display width of a figure in the PDF: its printed fonts stay >= 0.8 of their size
 _TEXT_WIDTH_IN = 17.0 / 2.54  # a4 with 2 cm margins
+#: Largest height of a figure: two figures and their captions share a float page
+#: (floatpagefraction 0.75: at full width the per-claim figures took a page each)
+FIGURE_HEIGHT = "0.36\\textheight"
 
 
 class CompileError(RuntimeError):
@@ -178,19 +182,18 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
     level = run.get("level")
     level_tex = (TeX(r"\num{" + significant(level, 3) + "}") if isinstance(level, (int, float))
                  else TeX("?"))
-    run_note = TeX(" Run: profile " + escape(run.get("profile") or "?") + ", root seed"
-                   + ("s " if len(seeds) > 1 else " ") + escape(", ".join(map(str, seeds)) or "?")
-                   + ", false-alarm level " + level_tex + " per claim.")
+    run_note = TeX(" Run: " + _run_text(run) + ".")
     figs = []
     for d in drawn:
         pdf, png = save(d, out / "figures")
         files.figures.append((pdf, png))
         figs.append({"name": TeX(d.name), "caption": TeX(d.caption + run_note),
-                     "width": _width(d.figure),
+                     "width": _width(d.figure), "height": TeX(FIGURE_HEIGHT),
                      "path": TeX(f"figures/{d.name}.pdf")})
     profile_pdf = out / "depth_profile.pdf"
     if profile_pdf.is_file():  # written by `gapverify paper-figure` into the same folder
         figs.append({"name": TeX("depth_profile"), "width": TeX("0.8\\linewidth"),
+                     "height": TeX(FIGURE_HEIGHT),
                      "path": TeX("depth_profile.pdf"),
                      "caption": TeX(r"The paper's depth experiment, reproduced by "
                                     r"\texttt{gapverify paper-figure}: the stable rank "
@@ -208,10 +211,11 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
         seeds_plural=TeX("s" if len(seeds) > 1 else ""),
         profile=run.get("profile", "?"),
         code_version=run.get("code_version", "?"),
+        commit=commit_text(run) or TeX("no git commit recorded"),
         level=level_tex,
         summary=TeX("tables/" + Path(SUMMARY_NAME).stem),
         checks=TeX("tables/" + Path(CHECKS_NAME).stem),
-        notes=TeX("tables/" + Path(NOTES_NAME).stem),
+        notes=TeX("tables/" + Path(NOTES_NAME).stem), notes_file=NOTES_NAME,
         appendix=appendix,
         rules=[prose(r) for r in run.get("rules", [])],
         figures=figs,

@@ -81,11 +81,14 @@ def rounded_like(value: float, se: float | None) -> str:
 
 def trim_zeros(text: str) -> str:
     """Drop trailing zeros of a decimal mantissa: ``1.0000`` -> ``1``, ``0.0810`` ->
-    ``0.081``, ``2.500e-3`` -> ``2.5e-3`` (for exact values, which have no error)."""
-    m = re.fullmatch(r"(-?\d+)\.(\d*?)0*((?:e-?\d+)?)", text)
+    ``0.081``, ``2.500e-3`` -> ``2.5e-3`` (for exact values, which have no error); a zero
+    is ``0`` whatever its exponent (``0.0e-5`` -> ``0``)."""
+    m = re.fullmatch(r"(-?\d+)(?:\.(\d*?)0*)?((?:e-?\d+)?)", text)
     if not m:
         return text
     whole, frac, exp = m.groups()
+    if not frac and int(whole) == 0:  # 0.0e-5 is 0, never "0 x 10^-5"
+        return "0"
     return whole + (f".{frac}" if frac else "") + exp
 
 

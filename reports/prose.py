@@ -196,6 +196,9 @@ def prose(text: object) -> TeX:
     """
     if isinstance(text, TeX):
         return text
+    # ASCII spellings of symbols: "+-" is a plus-minus, "chi2" the chi-square's chi^2
+    text = re.sub(r"\s*\+-\s*", " ± ", str(text))
+    text = re.sub(r"\bchi2(?=_|\b)", "chi^2", text)
     parts: list[tuple[str, str, str, str]] = []  # (lead, core, trail, space after)
     for token, space in _merged_tokens(str(text)):
         lead, core, trail = _split_token(token)

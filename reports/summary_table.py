@@ -11,7 +11,7 @@ from gapverify.reports.numbers import significant
 from gapverify.reports.render import render
 from gapverify.reports.table_cells import (
     _STATUS_SHORT, _asserted, _finite, _percent, _run_text, _s_column, _targets, _tt,
-    _verdict_short,
+    _varying, _verdict_short, common_parameters, paper_result, paper_short, parameters_math,
 )
 
 __all__ = ["summary_table"]
@@ -25,12 +25,57 @@ def _worst_power(claim: Mapping[str, Any]):
     return max(finite) if finite else None
 
 
+def _claim_cell(claim: Mapping[str, Any], shown: Mapping[str, Any], width: int) -> TeX:
+    # the claim id, then the paper's result it checks (short form) and the parameters
+    # other than the defaults (a claim's cases are in the per-check table), packed into lines no wider than the
+    # longest claim id of the table (``width`` typewriter glyphs), so that the column
+    # stays as narrow as that id (a column of its own made the summary 21 pt wider than a
+    # two-column paper's \columnwidth) and a short id keeps one line
+    pieces = [(escape(paper_short(paper_result(str(claim["claim"])))),
+               len(paper_short(paper_result(str(claim["claim"])))))]
+    for k, v in sorted(shown.items()):
+        cell = parameters_math({k: v})
+        pieces.append((cell, len(k) + 2 + len(significant(float(v), 3))))
+    lines, line, used = [], [str(_tt(claim["claim"]))], len(str(claim["claim"]))
+    for text, glyphs in pieces:
+        # a roman glyph of \scriptsize is about 0.85 of a typewriter one
+        need = int(0.85 * glyphs + 1.5)
+        if used + need > width - 1 and line:
+            lines.append(line)
+            line, used = [], 0
+        line.append(str(text))
+        used += need
+    lines.append(line)
+    texts = [(parts[0] + (" " + "; ".join(parts[1:]) if parts[1:] else "")) if i == 0
+             else "; ".join(parts) for i, parts in enumerate(lines)]
+    if len(texts) == 1:
+        return TeX(texts[0])
+    return TeX(r"\begin{tabular}[t]{@{}l@{}}" + r"\\".join(texts) + r"\end{tabular}")
+
+
+def _is_default(name: str, value) -> bool:
+    # a parameter at its default (listed once, in the notes, not in every row)
+    from gapverify.theory.parameters import PARAMETERS
+
+    return name in PARAMETERS and _finite(value) and abs(float(value) - PARAMETERS[name].default) <= 1e-12 * max(1.0, abs(PARAMETERS[name].default))
+
+
+def _defaults_text(run: Mapping[str, Any]) -> TeX:
+    # the defaults of the parameters the run's claims take
+    from gapverify.theory.parameters import PARAMETERS
+
+    names = sorted({k for c in run["claims"] for case in (c.get("cases") or [c.get("parameters") or {}])
+                    for k in case if k in PARAMETERS})
+    return parameters_math({n: PARAMETERS[n].default for n in names}, names)
+
+
 def summary_table(run: Mapping[str, Any]) -> str:
     r"""The one-page summary (LaTeX source), one row per claim in the run's order: claim,
     status, largest size, predictions verified with power, the worst power of its asserted
     checks, verdict. Narrow enough for ``\columnwidth`` of a two-column paper
     (``\scriptsize``, siunitx ``S`` columns without digit grouping)."""
     rows = []
+    width = max([len(str(c["claim"])) for c in run["claims"]] + [24])
     for claim in run["claims"]:
         summary = claim.get("power_summary") or ""
         m = re.match(r"(\d+) of (\d+)", summary)
@@ -40,7 +85,10 @@ def summary_table(run: Mapping[str, Any]) -> str:
             asserted = [c for c in claim["checks"] if _asserted(c)]
             checks = f"{sum(c['verdict'] == 'pass' for c in asserted)}/{len(asserted)}"
         sizes = claim.get("sizes") or []
-        rows.append({"claim": _tt(claim["claim"]),
+        varying = _varying(claim)
+        shown = {k: v for k, v in common_parameters(claim).items() if k not in varying
+                 and not _is_default(k, v)}
+        rows.append({"claim": _claim_cell(claim, shown, width),
                      "status": TeX(_STATUS_SHORT.get(str(claim["status"]),
                                                      escape(claim["status"]))),
                      "T": TeX(str(max(sizes)) if sizes else "{" + DASH + "}"),
@@ -50,18 +98,23 @@ def summary_table(run: Mapping[str, Any]) -> str:
         {"mark": "a", "text": TeX(
             "The weakest status of the claim's predictions: thm theorem, der derived, "
             "emp empirical, conj conjecture.")},
+        {"mark": "p", "text": TeX(
+            "The result of Naderi, Nait Saada, Tanner (ICML 2025) the claim checks: Thm, "
+            "Prop. (without a number where it is not confirmed), or beyond the paper; in full "
+            "in the notes on the checks.")},
+        {"mark": "e", "text": TeX(
+            "Parameters other than the defaults " + _defaults_text(run) + "; a claim's "
+            "cases, each judged on its own samples, are in the per-check table.")},
         {"mark": "b", "text": TeX(
-            "Predictions verified with power, of those a verdict needs (recorded checks are "
-            "never counted).")},
+            "Predictions verified with power, of those a verdict needs.")},
         {"mark": "c", "text": TeX(
-            r"Worst power of the claim's asserted checks, in \%: the smallest relative error "
-            r"of a prediction that the same samples reject on both sides; target "
+            r"Worst power of the asserted checks, in \%: the smallest relative error of a "
+            r"prediction the same samples reject on both sides; target "
             + _targets(run) + ".")},
         {"mark": "d", "text": TeX(
-            r"verified: every prediction of a theorem or derived claim passed with power; "
-            r"supported: passed, but the claim is a conjecture; reproduced: an empirical law; "
-            r"lacks power: no check failed, but a prediction could not be told from a wrong "
-            r"one; flaky: a failure that did not recur on replay.")},
+            r"verified: a theorem or derived claim passed with power; supported: a conjecture "
+            r"passed; reproduced: an empirical law; lacks power: nothing failed, but a wrong "
+            r"prediction would pass too; flaky: a failure that did not recur on replay.")},
         {"mark": "", "text": TeX(
             "Code version " + _tt(run.get("code_version", "?")) + ".")},
     ]
@@ -72,6 +125,8 @@ def summary_table(run: Mapping[str, Any]) -> str:
     caption = TeX(
         "Verdict per claim of a gapverify run: largest context length $T$ sampled, "
         "predictions verified with power and the worst power (" + _run_text(run) + ").")
+    order = "epabcd"
+    notes.sort(key=lambda n: order.index(n["mark"]) if n["mark"] else len(order))
     return render("summary_table.tex", packages_comment=TeX(PACKAGES_COMMENT),
                   caption=caption, label=TeX("tab:gapverify:summary"), rows=rows, notes=notes,
                   T_col=_s_column([r["T"] for r in rows]),

@@ -17,7 +17,8 @@ from gapverify.reports.numbers import num, significant, table_format
 from gapverify.reports.results import registry_claim
 from gapverify.reports.results import split_case as _split_bracket_case
 
-__all__ = ["split_case"]
+__all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_parameters",
+           "parameters_math", "BEYOND"]
 
 def split_case(label: str) -> tuple[str, str]:
     """``("sr_X", "depth=2, gamma=1")`` from a check label: the suite labels the checks of
@@ -87,16 +88,86 @@ def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
     return TeX(", ".join(parts) if parts else "none")
 
 
+def commit_text(run: Mapping[str, Any]) -> TeX:
+    """``commit 969bee7`` (and ``, uncommitted changes`` when the checkout was dirty) from
+    the results' ``provenance`` (:func:`verification.running.output.provenance`); ``""``
+    when the run recorded no commit (not run from a git checkout, or older results)."""
+    prov = run.get("provenance") or {}
+    sha = prov.get("git_commit")
+    if not sha:
+        return TeX("")
+    text = r"commit \texttt{" + escape(str(sha)[:7]) + "}"
+    if prov.get("git_dirty"):
+        text += " with uncommitted changes"
+    return TeX(text)
+
+
 def _run_text(run: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> TeX:
-    """``profile quick, root seed 1, level 0.01 per claim``: what a caption needs to stand
-    alone."""
+    """``commit 969bee7, profile quick, root seed 1, level 0.01 per claim``: what a caption
+    needs to stand alone (the code that ran, its sizes and replicates, its randomness and
+    its false-alarm level)."""
     seeds = sorted({int(c["root_seed"]) for c in ([claim] if claim else run["claims"])
                     if "root_seed" in c})
     seed = (", ".join(str(x) for x in seeds) if seeds else str(run.get("root_seed", "?")))
     level = (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
              else "?")
-    return TeX("profile " + escape(run.get("profile") or "?") + ", root seed " + escape(seed)
-               + ", false-alarm level " + level + " per claim")
+    commit = commit_text(run)
+    return TeX((commit + ", " if commit else "") + "profile " + escape(run.get("profile") or "?")
+               + ", root seed " + escape(seed) + ", false-alarm level " + level + " per claim")
+
+
+#: Leading words of a numbered result in ``Claim.paper_result`` and their short forms.
+_RESULT_SHORT = {"theorem": "Thm", "proposition": "Prop.", "lemma": "Lem.", "corollary": "Cor.",
+                 "figure": "Fig.", "section": "Sec.", "remark": "Rem."}
+_NUMBERED = re.compile(r"\b(" + "|".join(_RESULT_SHORT) + r")\s+(\d+(?:\.\d+)*)", re.I)
+BEYOND = "beyond the paper"
+
+
+def paper_result(claim_id: str) -> str:
+    """The result of the paper a claim checks, as the registry states it
+    (``Claim.paper_result``, "" when the registry does not say or does not hold the
+    claim: then the report claims nothing about it)."""
+    reg = registry_claim(claim_id)
+    return str(getattr(reg, "paper_result", "") or "").strip() if reg is not None else ""
+
+
+def paper_short(text: str) -> str:
+    """The short form of a ``paper_result`` for a table cell: the paper's own numbered
+    result when the text names one (``"BCC 2012 Theorem 1.1 (the paper's Theorem 2)"`` ->
+    ``"Thm 2"``; a number of another work: ``"Thm 1.1"``), ``"beyond"`` for this project's
+    extensions, the kind of result without a number (``"Prop."``) when the text says its
+    number is not confirmed, else ``"---"``; the full text goes to the claim's notes."""
+    text = str(text or "").strip()
+    if not text:
+        return DASH
+    if text.lower().startswith(BEYOND):
+        return "beyond"
+    own = re.search(r"the paper's\s+(" + "|".join(_RESULT_SHORT) + r")\s+(\d+(?:\.\d+)*)", text, re.I)
+    m = own or _NUMBERED.search(text)
+    if m:
+        return _RESULT_SHORT[m.group(1).lower()] + " " + m.group(2)
+    kind = re.search(r"\b(theorem|proposition|lemma|corollary|figure)\b", text, re.I)
+    if kind:
+        return _RESULT_SHORT[kind.group(1).lower()]
+    if "model" in text.lower():
+        return "model"
+    return "paper" if "the paper" in text.lower() else DASH
+
+
+def common_parameters(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters every case of ``claim`` shares (all of them for a claim of one case,
+    the parameters of a run with ``--set``)."""
+    cases = claim.get("cases") or []
+    if len(cases) <= 1:
+        return dict(cases[0] if cases else claim.get("parameters") or {})
+    return {k: v for k, v in cases[0].items() if all(c.get(k) == v for c in cases)}
+
+
+def parameters_math(parameters: Mapping[str, Any], names: Sequence[str] | None = None) -> TeX:
+    r"""``$s^2=0.25$, $\gamma=0.5$``: parameters as math, one ``$...$`` each so that a
+    cell breaks between them; ``names`` picks and orders them (default: sorted)."""
+    return _case_text(_case_math({"case": dict(parameters)},
+                                 list(names) if names is not None else sorted(parameters)))
 
 
 #: Short words of the compact tables (the notes spell them out).

@@ -157,3 +157,44 @@ def test_a_single_model_family_is_named_by_its_formula():
     assert family_label(["L + c/T"], False) == "L + c/T"
     assert family_label(["a", "b", "c"], False) == "3 models"
     assert family_label(["L"], True) == "theory's mean"
+
+
+def test_a_zero_prediction_prints_0_never_with_an_exponent():
+    from gapverify.reports.numbers import rounded_like, trim_zeros
+
+    assert trim_zeros(rounded_like(0.0, 1e-5)) == "0"  # was "0e-5": 0 x 10^-5
+    assert trim_zeros("0.0000") == "0" and trim_zeros("2.500e-3") == "2.5e-3"
+
+
+def test_paper_result_short_forms():
+    from gapverify.reports.table_cells import paper_short
+
+    assert paper_short("Bordenave-Caputo-Chafai 2012 Theorem 1.1 (the paper's Theorem 2)") == "Thm 2"
+    assert paper_short("the paper's Proposition 1 (key-query attention)") == "Prop. 1"
+    assert paper_short("the paper's proposition on rank collapse (number not confirmed)") == "Prop."
+    assert paper_short("beyond the paper (a figure)") == "beyond"
+    assert paper_short("") == "---"
+
+
+def test_ascii_symbols_of_the_notes_are_typeset():
+    from gapverify.reports.prose import prose
+
+    assert r"\chi ^{2}_{d}" in prose("E[1/chi2_d] = 1/(d - 2)")
+    assert prose("extrapolated 2.0193 +- 0.0054") == r"extrapolated $2.0193 \pm 0.0054$"
+
+
+def test_captions_carry_the_commit_and_a_run_with_set_its_parameters():
+    from gapverify.reports.checks_table import checks_table
+    from gapverify.reports.summary_table import summary_table
+
+    run = {"profile": "quick", "level": 0.01,
+           "provenance": {"git_commit": "969bee7f7707561bc", "git_dirty": True},
+           "claims": [{"claim": "width.stable_rank", "status": "derived", "verdict": "pass",
+                       "root_seed": 7, "replicates": 4, "sizes": [64], "cases": None,
+                       "parameters": {"s2": 0.25, "gamma": 0.5, "mu": -0.34657359027997264,
+                                      "sigma_V": 1.0},
+                       "checks": []}]}
+    for table in (checks_table(run), summary_table(run)):
+        assert r"commit \texttt{969bee7} with uncommitted changes" in table
+        assert r"$s^2=0.25$" in table and r"$\gamma=0.5$" in table
+    assert "Case" not in checks_table(run)  # no empty column: the heading holds them
