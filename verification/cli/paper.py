@@ -31,6 +31,21 @@ def _print(profile: DepthProfile) -> None:
                   "departs from the T -> infinity limit there.")
 
 
+def _progress(step: str, done: int, total: int, seconds: float) -> None:
+    # one line a seed or layer on stderr, with the time left estimated; a layer's limit
+    # (sympy) costs about in proportion to its depth, so the layers left are weighted so
+    import sys
+
+    if step == "limits":
+        left = seconds * (sum(range(done + 1, total + 1)) / max(1, sum(range(1, done + 1))))
+        what = f"limit at layer {done} of {total}"
+    else:
+        left = seconds / done * (total - done)
+        what = f"seed {done} of {total} sampled"
+    print(f"paper-figure: {what} in {seconds:.1f} s, about {left:.0f} s left",
+          file=sys.stderr, flush=True)
+
+
 def _cmd(args) -> int:
     from gapverify.verification.cli.reports import out_folder
 
@@ -39,7 +54,8 @@ def _cmd(args) -> int:
 
     if args.depth < 1 or args.depth > 64:
         raise UsageError(f"parameter '--depth' must be an integer in [1, 64], got {args.depth}")
-    profile = depth_profile(args.T, args.depth, args.seeds, args.gamma, args.seed)
+    profile = depth_profile(args.T, args.depth, args.seeds, args.gamma, args.seed,
+                            progress=_progress)
     _print(profile)
     for path in write_outputs(profile, Path(args.out)):
         print(f"wrote {path}")

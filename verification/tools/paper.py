@@ -54,8 +54,13 @@ class DepthProfile:
 
 
 def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 1.0,
-                  root_seed: int | None = None) -> DepthProfile:
-    """Sample ``seeds`` standard and fixed networks (same draws) and the limits per layer."""
+                  root_seed: int | None = None, progress=None) -> DepthProfile:
+    """Sample ``seeds`` standard and fixed networks (same draws) and the limits per layer.
+
+    ``progress(step, done, total, seconds)``, when given, is called after each seed and
+    each layer's limit (sympy: the limit at depth ``l`` costs more the deeper ``l``), with
+    the seconds spent so far on that step, so that a caller can print an estimate."""
+    import time
     import sympy as sp
 
     from gapverify.numerics.common import twin_streams, width_of
@@ -66,12 +71,20 @@ def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 
     root_seed = DEFAULT_SEED if root_seed is None else root_seed
     d = width_of(T, gamma)
     std, fix = np.empty((seeds, depth)), np.empty((seeds, depth))
+    start = time.perf_counter()
     for s in range(seeds):
         a, b = twin_streams(np.random.default_rng([s, T, depth, root_seed]))
         std[s] = forward(a, NetworkConfig(T=T, d=d, depth=depth)).sr_Sigma
         fix[s] = forward(b, NetworkConfig(T=T, d=d, depth=depth, fixed=True)).sr_Sigma
+        if progress:
+            progress("seeds", s + 1, seeds, time.perf_counter() - start)
     g = sp.Rational(repr(float(T / d)))
-    limit_fixed = np.array([T * float(layers.sr_Sigmaperp_over_T(l, g)) for l in range(1, depth + 1)])
+    start, limits = time.perf_counter(), []
+    for l in range(1, depth + 1):
+        limits.append(T * float(layers.sr_Sigmaperp_over_T(l, g)))
+        if progress:
+            progress("limits", l, depth, time.perf_counter() - start)
+    limit_fixed = np.array(limits)
     limit_standard = np.array([float(layers.sr_Sigma(l)) for l in range(1, depth + 1)])
     return DepthProfile(T, d, T / d, seeds, root_seed, std, fix, limit_fixed, limit_standard)
 
