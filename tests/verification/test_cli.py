@@ -106,7 +106,7 @@ def test_claims_json_lists_ids_and_statuses(capsys):
 def test_predict_json_contract(capsys):
     assert main(["predict", "width.stable_rank", "--set", "gamma=1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"claim", "status", "parameters", "predictions", "statement"}
+    assert set(out) == {"claim", "status", "parameters", "predictions", "statement", "exact"}
     p = out["predictions"]
     assert p["sr_A"] == pytest.approx(2.0) and p["sr_Sigma1"] == 1.0
     assert p["sr_Aperp_over_T"] == 0.25

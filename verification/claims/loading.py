@@ -62,6 +62,8 @@ class LoadedClaims:
 
     source: str
     claims: tuple[Claim, ...]
+    #: the installed distribution of an entry point (``None`` for a claim file)
+    distribution: str | None = None
 
 
 def _line_of(source: str, text: str) -> int | None:
@@ -236,6 +238,8 @@ def entry_point_claims(taken: Mapping[str, str]) -> list[LoadedClaims]:
         source = Path(source_file).read_text(encoding="utf-8") if source_file else ""
         digest = hashlib.sha256((source or ep.value).encode()).hexdigest()[:12]
         loaded = _collect(namespace, shown, source, digest, mine)
+        dist = getattr(ep, "dist", None)
+        loaded = dataclasses.replace(loaded, distribution=dist.metadata["Name"] if dist else None)
         mine.update({c.id: f"the claim of {shown}" for c in loaded.claims})
         out.append(loaded)
     return out

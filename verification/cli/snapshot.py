@@ -35,17 +35,25 @@ def _print_comparison(result: Comparison, path: Path) -> None:
 
 
 def _cmd_snapshot(args) -> int:
-    from gapverify.verification.tools.snapshot import compare, current_meta, current_snapshot, write_snapshot
+    from gapverify.verification.claims.registry import file_claim_ids
+    from gapverify.verification.tools.snapshot import (compare, current_meta, current_snapshot,
+                                                       write_snapshot)
 
     path = Path(args.path)
     if path.exists() and not path.is_dir() and path.suffix != ".json":
         raise UsageError(f"parameter '--path' must be a directory or a .json file, got {args.path!r}")
+    # with --claims-from: the snapshot of those claims, kept where their author says
+    ids = file_claim_ids() or None
+    if ids and path.resolve() == SNAPSHOT_PATH.resolve():
+        raise UsageError("parameter '--path': with --claims-from, give the folder of your "
+                         "claims' snapshot (e.g. --path my_claims.snapshots); the default "
+                         "holds the package's own claims")
     if args.update:
-        records = current_snapshot()
+        records = current_snapshot(ids)
         write_snapshot(path, current_meta(), records)
         print(f"snapshot of {len(records)} claims written to {path}")
         return 0
-    result = compare(path)
+    result = compare(path, ids)
     _print_comparison(result, path)
     return 1 if result.failed else 0
 

@@ -25,7 +25,8 @@ from gapverify.verification.running.sampling_inputs import (
 from gapverify.verification.running.store import Store, code_version
 from gapverify.verification.judging.inference import two_sided_quantile
 from gapverify.verification.judging.verdict import (
-    DEFAULT_LEVEL, RULES, ClaimResult, Variant, claim_verdict, count_tests, judge_claim,
+    DEFAULT_LEVEL, RULES, ClaimResult, Variant, claim_reason, claim_verdict, count_tests,
+    judge_claim,
 )
 
 __all__ = ["RunOptions", "RunPlan", "plan_run", "claim_tests", "run_variant", "sample", "verify",
@@ -284,6 +285,7 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
         verdict = "flaky"  # every failing case was replayed and did not recur
     replays = [r.replay for _, r in parts if r.replay]
     merged = dataclasses.replace(first, checks=checks, verdict=verdict, unverified=unverified,
+                                 reason=claim_reason(verdict, unverified),
                                  power_summary=summary, replay=replays[0] if replays else None)
     merged.cases = [dict(v) for v, _ in parts]
     return merged

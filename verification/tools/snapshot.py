@@ -67,7 +67,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import mpmath
 import sympy as sp
@@ -194,11 +194,14 @@ def current_meta() -> dict:
             "mpmath": mpmath.__version__}
 
 
-def current_snapshot() -> dict[str, dict]:
-    """A record per registered claim, read from the registry at call time."""
+def current_snapshot(ids: Sequence[str] | None = None) -> dict[str, dict]:
+    """A record per claim of ``ids`` (default: the package's claims,
+    :func:`~gapverify.verification.claims.registry.package_claim_ids`), read from the
+    registry at call time."""
     from gapverify.verification.claims import registry
 
-    return {cid: claim_record(claim) for cid, claim in registry.CLAIMS.items()}
+    ids = registry.package_claim_ids() if ids is None else ids
+    return {cid: claim_record(registry.CLAIMS[cid]) for cid in ids}
 
 
 def canonical_text(record: Mapping) -> str:
@@ -352,10 +355,10 @@ def _classify(cid: str, old: dict, new: dict, same_sympy: bool, where: str) -> C
     return ClaimChange(cid, "changed", parts, diff)
 
 
-def compare(path: Path = DEFAULT_PATH) -> Comparison:
-    """Compare the registry with the snapshot at ``path``."""
+def compare(path: Path = DEFAULT_PATH, ids: Sequence[str] | None = None) -> Comparison:
+    """Compare the claims ``ids`` (default: the package's) with the snapshot at ``path``."""
     meta, stored = read_snapshot(path)
-    current = current_snapshot()
+    current = current_snapshot(ids)
     same_sympy = meta.get("sympy") == sp.__version__
     notes = []
     if not meta and not stored:

@@ -39,7 +39,8 @@ from gapverify.verification.claims.registry import (
 )
 
 __all__ = ["CLAIMS", "get_claim", "claim_ids", "default_claim_ids", "OPT_IN_PREFIXES",
-           "UnknownClaimError", "SOURCES", "BUILT_IN", "load_claim_files"]
+           "UnknownClaimError", "SOURCES", "BUILT_IN", "load_claim_files",
+           "package_claim_ids", "documented_claim_ids", "file_claim_ids"]
 
 #: Claim families run only when named (``gapverify run models.bert``).
 OPT_IN_PREFIXES: tuple[str, ...] = ("models.", "training.")
@@ -73,6 +74,25 @@ def get_claim(claim_id: str) -> Claim:
 BUILT_IN = "built-in"
 SOURCES: dict[str, str] = {c: BUILT_IN for c in CLAIMS}
 _FILES: list[str] = []  # the claim files loaded, resolved
+_PACKAGE = "gapverify"
+_OWN_PLUGINS: set[str] = set()  # claims of this package's own entry points (gapverify.peers)
+
+
+def package_claim_ids() -> tuple[str, ...]:
+    """The claims this package ships: the built-in families and its own plug-ins (the
+    peers' results); their statements are recorded in ``verification/snapshots/``."""
+    return tuple(c for c in CLAIMS if SOURCES.get(c) == BUILT_IN or c in _OWN_PLUGINS)
+
+
+def file_claim_ids() -> tuple[str, ...]:
+    """The claims of the claim files loaded (``--claims-from``, ``$GAPVERIFY_CLAIMS``)."""
+    return tuple(c for c in CLAIMS if SOURCES.get(c) in _FILES)
+
+
+def documented_claim_ids() -> tuple[str, ...]:
+    """What ``gapverify docs`` documents: the package's claims and those of claim files
+    (another installed plug-in documents its own claims)."""
+    return package_claim_ids() + file_claim_ids()
 
 
 def _taken() -> dict[str, str]:
@@ -86,6 +106,8 @@ def _adopt(loaded: Iterable[LoadedClaims], files: bool) -> list[str]:
         for claim in item.claims:
             _register(claim)
             SOURCES[claim.id] = item.source
+            if item.distribution == _PACKAGE:
+                _OWN_PLUGINS.add(claim.id)
             ids.append(claim.id)
         if files:
             _FILES.append(item.source)
