@@ -208,11 +208,13 @@ _register(Claim(
                         "sr(Sigma_2) stays near 1.05-1.07, sr(Sigma_3) near 1.01-1.02"),
     ),
     checks=(
-        Check("sr_Sigma_fix_over_T", "sr_Sigma_fix_over_T", "limit", rate=0.7,
-              rate_status="empirical",
-              rate_note="sr(Sigma_L) of order 1 makes sr/T decay like 1/T; local slopes "
-                        "0.9-1.3 (depth 2) and 1.0-1.1 (depth 3) in the first look, fitted "
-                        "1.03±0.10 and 0.94±0.03 on the quick profile: asserted 0.7",
+        Check("sr_Sigma_fix_over_T", "sr_Sigma_fix_over_T", "limit", asserted=False,
+              record_note="recorded, not asserted: sr(Sigma_L) of order 1 makes sr/T decay "
+                          "like 1/T (local slopes 0.9-1.3 at depth 2, 1.0-1.1 at depth 3), but "
+                          "extrapolated from T <= 256 with 12 replicates the limit 0 was told "
+                          "from a wrong one only at 33% (depth 2) and 19% (depth 3) of the "
+                          "surrogate fix's scale, against a 5% target (quick, default seed): "
+                          "no power, so no verdict",
               # a causal fix that kept rank like the surrogate's would sit at this scale
               zero_scale=_surrogate_fix_scale),
         Check("sr_Sigma_std_over_T", "sr_Sigma_std_over_T", "limit", rate=0.7,
@@ -224,6 +226,7 @@ _register(Claim(
     experiment="causal.depth",
     references=(GAP,),
     # two networks per replicate, O(L (T d^2 + T^3)) each (as variants.normalization)
-    profiles=_profiles((64, 256, 12), (64, 512, 12)),
+    # quick: 24 replicates (with 12, sr_Sigma_std_over_T had power 5.85% at depth 2)
+    profiles=_profiles((64, 256, 24), (64, 512, 24)),
     cases=_DEPTH_CASES,
 ))

@@ -70,7 +70,10 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="markov.singular_law",
     references=(BCC, GAP),
-    profiles=_profiles((128, 724, 12), (128, 1024, 32)),
+    # quick: 24 replicates (12 left the rate +0.5 variant of second_moment unrejected at
+    # s2 = 1/2 once standard errors were judged with Student-t quantiles: fitted beta
+    # 0.94 +- 0.11 against 1.35, default seed)
+    profiles=_profiles((128, 724, 24), (128, 1024, 32)),
     cases=_S2_CASES,
 ))
 
