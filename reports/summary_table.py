@@ -9,12 +9,23 @@ from typing import Any, Mapping
 from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape
 from gapverify.reports.numbers import significant
 from gapverify.reports.render import render
+from gapverify.reports.results import claim_verdict_word
 from gapverify.reports.table_cells import (
     _STATUS_SHORT, _asserted, _finite, _percent, _run_text, _s_column, _targets, _tt,
-    _varying, _verdict_short, common_parameters, paper_result, paper_short, parameters_math,
+    _varying, common_parameters, paper_result, paper_short, parameters_math,
 )
 
 __all__ = ["summary_table"]
+
+
+def _claim_verdict(claim: Mapping[str, Any]) -> TeX:
+    """The claim's word (outcomes.py, with its reason), bold when it failed; "not verified:
+    REASON" on two lines, to keep the table one column of a two-column paper wide."""
+    word = escape(claim_verdict_word(claim))
+    if ": " in word:
+        head, reason = word.split(": ", 1)
+        word = r"\shortstack[l]{" + head + r":\\ " + reason + "}"
+    return TeX(r"\textbf{" + word + "}" if claim["verdict"] == "fail" else word)
 
 def _worst_power(claim: Mapping[str, Any]):
     powers = [c.get("power") for c in claim["checks"]
@@ -93,7 +104,7 @@ def summary_table(run: Mapping[str, Any]) -> str:
                                                      escape(claim["status"]))),
                      "T": TeX(str(max(sizes)) if sizes else "{" + DASH + "}"),
                      "checks": TeX(checks), "power": TeX(_percent(_worst_power(claim))),
-                     "verdict": _verdict_short(str(claim["verdict"]), str(claim["status"]))})
+                     "verdict": _claim_verdict(claim)})
     notes = [
         {"mark": "a", "text": TeX(
             "The weakest status of the claim's predictions: thm theorem, der derived, "

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from gapverify.reports.latex import DASH, TeX, escape, math_or_text
 from gapverify.reports.numbers import num, significant, table_format
-from gapverify.reports.results import registry_claim
+from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.results import split_case as _split_bracket_case
 
 __all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_parameters",
@@ -172,17 +172,13 @@ def parameters_math(parameters: Mapping[str, Any], names: Sequence[str] | None =
 
 #: Short words of the compact tables (the notes spell them out).
 _STATUS_SHORT = {"theorem": "thm", "derived": "der", "conjecture": "conj", "empirical": "emp"}
-_VERDICT_SHORT = {"fail": r"\textbf{failed}", "flaky": "flaky", "recorded": "recorded",
-                  "not assessed": "not assessed", "not verified": "lacks power",
-                  "lacks power": "lacks power", "outside domain": "outside"}
-_PASS_SHORT = {"theorem": "verified", "derived": "verified", "conjecture": "supported",
-               "empirical": "reproduced"}
 
 
-def _verdict_short(verdict: str, status: str) -> TeX:
-    if verdict == "pass":
-        return TeX(_PASS_SHORT.get(status, "passed"))
-    return TeX(_VERDICT_SHORT.get(verdict, escape(verdict)))
+def _verdict_short(verdict: str, status: str, reason: str | None = None) -> TeX:
+    """The verdict word of :mod:`gapverify.verification.judging.outcomes` (the same as the
+    terminal's and the JSON's), bold when it failed."""
+    word = escape(verdict_word(verdict, status, reason))
+    return TeX(r"\textbf{" + word + "}" if verdict == "fail" else word)
 
 
 def _percent(power) -> str:
