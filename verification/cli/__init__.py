@@ -1,11 +1,12 @@
 """The ``gapverify`` command line (also ``python -m gapverify``).
 
-Exit codes: 0 every claim verified (or the command succeeded), 1 some claim failed or a
-check found a difference, 2 bad usage or input (the message names the parameter and its
-allowed range), 3 no claim failed but some claim is not verified (a prediction lacks
-power at the sizes run, or was not assessed), 130 interrupted (SIGINT) and 143 terminated
-(SIGTERM); finished work is kept in the store either way; 141 when the reader of
-stdout went away (``gapverify claims --json | head``).
+Exit codes (:mod:`gapverify.verification.judging.outcomes`, one table for every output):
+0 every claim verified, supported, reproduced or recorded (or the command succeeded), 1
+some claim failed or is flaky (or a check found a difference), 2 bad usage or input (the
+message names the parameter and its allowed range), 3 no claim failed but some claim is
+not verified (outside domain, not assessed, or lacks power), 130 interrupted (SIGINT) and
+143 terminated (SIGTERM); finished work is kept in the store either way; 141 when the
+reader of stdout went away (``gapverify claims --json | head``).
 
 The store: ``--store PATH``, else ``$GAPVERIFY_STORE``, else ``reports/gapverify.sqlite``
 (:func:`default_store`); the commands that sample say which on stderr, once per run.
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gapverify", description=(
         "Verify the random-matrix theory of attention at initialisation (Mind the Gap, "
         "ICML 2025) against sampled matrices. Exit codes: 0 verified (or done), 1 a claim "
-        "failed, 2 bad input, 3 not verified (lacks power), 130/143 interrupted, 141 "
+        "failed or is flaky, 2 bad input, 3 not verified (outside domain, not assessed or "
+        "lacks power), 130/143 interrupted, 141 "
         "stdout closed early. "
         "The theory: docs/claims.md."))
     p.add_argument("--version", action="version", version=f"gapverify {_version()}")

@@ -26,7 +26,7 @@ def _cmd_claims(args) -> int:
 
     # the paper's result under the statement (the table has three columns)
     display.claims_table([{**r, "statement": f"{r['statement']}\n  paper: {r['paper_result']}"}
-                          for r in rows])
+                          if r["paper_result"] else r for r in rows])
     return EXIT_OK
 
 
