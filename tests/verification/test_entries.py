@@ -154,8 +154,11 @@ def test_a_law_inside_every_hypothesis_keeps_every_status():
 def test_lognormal_domain_kept_for_lognormal_entries_lifted_for_others():
     edge = lambda claim: next(c for c in claim.checks if c.prediction == "sqrtT_s2")  # noqa: E731
     claim = get_claim("markov.outliers")
-    assert edge(with_entry_law(claim, parse_entry_law("scipy:lognorm(0.5)"))).domain is not None
-    assert edge(with_entry_law(claim, parse_entry_law("exponential"))).domain is None
+    # the log-normal domain of the edge is in (s2, T): a smallest judged size above s2 = 1/2
+    kept = edge(with_entry_law(claim, parse_entry_law("scipy:lognorm(0.5)")))
+    assert kept.min_size is not None and kept.min_size({"s2": 1.0}) > 16384
+    lifted = edge(with_entry_law(claim, parse_entry_law("exponential")))
+    assert lifted.domain is None and lifted.min_size is None
 
 
 # --- end to end ------------------------------------------------------------------------------

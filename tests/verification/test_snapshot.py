@@ -205,7 +205,7 @@ def test_record_contents():
                                          "asserted": True, "rate_range": None, "domain": None}
     edge = snapshot.claim_record(registry.get_claim("markov.outliers"))["checks"]["sqrtT_s2"]
     assert edge["rate"] is None and edge["rate_range"] == [2 / 3, 1.0]
-    assert edge["domain"].startswith("judged for s2 <= 1/2 only")
+    assert edge["domain"].startswith("judged where the bulk edge holds")
     labels = [p["label"] for p in record["reference_points"]]
     assert labels == ["defaults", "s2=1", "mu=0"]
     assert record["reference_points"][1]["values"]["kappa"] == \

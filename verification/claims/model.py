@@ -131,6 +131,12 @@ class Check:
     #: "outside its domain" with ``domain_note`` and does not count for the prediction
     domain: Callable[[Mapping[str, float]], bool] | None = None
     domain_note: str = ""
+    #: where the check's finite-size model holds in ``T``: the smallest size judged at
+    #: ``params`` (``None``: every size); sizes below it are shown but not judged, and a
+    #: case left with fewer than :attr:`minimum_sizes` sizes is outside the domain, with
+    #: ``min_size_note`` (a domain in ``(params, T)``, not a cut in the parameters)
+    min_size: Callable[[Mapping[str, float]], int] | None = None
+    min_size_note: str = ""
     #: the size a deviation of a prediction equal to 0 is measured against (power of a
     #: zero limit is reported relative to it), e.g. the value in the nearest wrong model
     zero_scale: Callable[[Mapping[str, float]], float] | None = None
@@ -171,10 +177,13 @@ class Check:
         return self.domain is None or bool(self.domain(params))
 
     def judged_sizes(self, params: Mapping[str, float], sizes) -> list[int]:
-        """The sizes of a sweep at which this check is judged at ``params``: all of them
-        inside its ``domain``, none outside (the judging rules: a check outside its domain
-        is shown as such and does not count)."""
-        return sorted(int(T) for T in sizes) if self.applies(params) else []
+        """The sizes of a sweep at which this check is judged at ``params``: inside its
+        ``domain``, those from :attr:`min_size` on; none outside (the judging rules: a
+        check outside its domain is shown as such and does not count)."""
+        if not self.applies(params):
+            return []
+        floor = self.min_size(params) if self.min_size is not None else 0
+        return sorted(int(T) for T in sizes if int(T) >= floor)
 
     @property
     def minimum_sizes(self) -> int:

@@ -130,6 +130,14 @@ def family_label(models: Sequence[str], corrected: bool) -> str:
     return "unbiased" if models[0].strip() == "L" else models[0]
 
 
+def _judged_data(check: Check, data: Measurements, params: Mapping[str, float]) -> Measurements:
+    """``data`` at the sizes the check judges at ``params`` (:attr:`Check.min_size`)."""
+    if check.min_size is None:
+        return data
+    floor = check.min_size(params)
+    return {T: values for T, values in data.items() if T >= floor}
+
+
 def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *,
                 q: float, root_seed: int, variant: Variant = Variant(),
                 power_target: float | None = None, measure: bool | None = None,
@@ -182,13 +190,20 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             results.append(CheckResult(**base, verdict="outside domain", rows=[],
                                        reason=check.domain_note or "outside the check's domain"))
             continue
+        judged = _judged_data(check, data, params)  # the sizes of its (params, T) domain
+        if len(judged) < min(len(data), check.minimum_sizes):
+            results.append(CheckResult(**base, verdict="outside domain", rows=[], reason=(
+                f"{check.min_size_note or 'judged from a smallest size'}: judged at T >= "
+                f"{check.min_size(params)}, where this run has {len(judged)} size(s) and the "
+                f"check needs {check.minimum_sizes}")))
+            continue
         if check.kind in ("exact", "matching"):
             scale = variant.scale_for(check.prediction) if check.kind == "matching" else 1.0
-            res = _exact(check, data, scale if check.kind == "matching" else value, base)
+            res = _exact(check, judged, scale if check.kind == "matching" else value, base)
         else:
             # a law's scale moves with the variant's parameters and scale
             scale = variant.scale_for(check.prediction)
-            prep = _Prepared(check, data)
+            prep = _Prepared(check, judged)
             res = _statistical(check, prep, value, theory, scale, rate, q, base)
             if measure and res.verdict == "pass" and res.power is None:
                 res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
@@ -200,7 +215,7 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
         if needs_power and not res.power <= power_target:
             res.verdict = "lacks power"
             res.reason += (f"; power {power_text(res.power)} is worse than the target "
-                           f"{power_target:.0%} at T <= {max(data)}")
+                           f"{power_target:.0%} at T <= {max(judged)}")
         elif needs_power and pred.status in VERIFYING_STATUSES and check.kind != "matching":
             # evaluated at a wrong parameter, the prediction must move by more than the
             # power at some case of the claim (claim_verdict); it alone moves (a relative
@@ -215,7 +230,7 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                 if faster.verdict != "fail":
                     res.verdict = "lacks power"
                     res.reason += (f"; a rate {RATE_SHIFT:g} faster than stated "
-                                   f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {max(data)}")
+                                   f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {max(judged)}")
         results.append(res)
     sizes = sorted(data)
     out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,

@@ -101,7 +101,7 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                      if c.models else {}),
                                   **({"correction": c.correction.__name__} if c.correction else {}),
                                   **({"relative_to": list(c.relative_to)} if c.relative_to else {}),
-                                  "domain": c.domain_note or None}
+                                  "domain": c.domain_note or c.min_size_note or None}
             for key, c in _checks_by_label(claim)}
 
 

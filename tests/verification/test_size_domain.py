@@ -1,0 +1,54 @@
+"""tests for a check's domain in (parameters, T) (``Check.min_size``): sizes below the
+smallest judged one are not used, a case left with too few sizes is outside the domain,
+and ``markov.outliers`` judges its bulk edge at the paper's s2 = log 2 only from the sizes
+where the largest entries no longer lift it (theory/spike_edge.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
+from gapverify.verification.claims.registry import get_claim
+from gapverify.verification.judging.verdict import judge_claim
+
+SIZES = (64, 128, 256, 512, 1024, 2048)
+
+
+def _claim(floor):
+    # x_T = 1 + 3/T (mean) below T = 300, then exactly the stated 1/T approach
+    return Claim(id="toy.floor", title="toy", parameters=("s2",), experiment="none",
+                 predictions=(Prediction("x", "derived", lambda p: 1, "x"),),
+                 checks=(Check("x", "x", "limit", rate=1.0, rate_status="derived",
+                               min_size=floor, min_size_note="judged from T = 300"),),
+                 references=(), profiles={"quick": Profile(SIZES, 8, 0.05)})
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    # below T = 300 the statistic sits far off (a pre-asymptotic regime); above, 1 + 1/T
+    return {T: [{"x": (1.5 if T < 300 else 1 + 1 / T) + 1e-4 * rng.standard_normal()}
+                for _ in range(8)] for T in SIZES}
+
+
+def test_sizes_below_the_floor_are_not_judged():
+    judged = judge_claim(_claim(lambda p: 300), _data(), {"s2": 1.0}, q=3.0, root_seed=0)
+    assert judged.checks[0].verdict == "pass"
+    assert [r.T for r in judged.checks[0].rows] == [512, 1024, 2048]
+    # the same statistic judged at every size fails: the floor is what makes it pass
+    every = judge_claim(_claim(None), _data(), {"s2": 1.0}, q=3.0, root_seed=0)
+    assert every.checks[0].verdict == "fail"
+
+
+def test_too_few_sizes_above_the_floor_is_outside_the_domain():
+    res = judge_claim(_claim(lambda p: 1500), _data(), {"s2": 1.0}, q=3.0, root_seed=0)
+    (check,) = res.checks
+    assert check.verdict == "outside domain" and "T >= 1500" in check.reason
+
+
+def test_the_bulk_edge_is_judged_at_log_2_from_t_min_on():
+    check = next(c for c in get_claim("markov.outliers").checks if c.prediction == "sqrtT_s2")
+    large = (1024, 1448, 2048, 2896, 4096, 5793, 8192, 11585, 16384)
+    assert check.judged_sizes({"s2": 0.5}, large) == list(large)
+    assert check.judged_sizes({"s2": math.log(2)}, large) == [4096, 5793, 8192, 11585, 16384]
+    assert check.judged_sizes({"s2": math.log(2)}, (128, 256, 512, 1024)) == []
