@@ -36,10 +36,13 @@ A claim ends in one machine outcome (:func:`claim_verdict`): ``pass``, ``fail``,
 reason of its predictions (:func:`claim_reason`: lacks power > not assessed > outside
 domain); :mod:`verification.judging.outcomes` gives each its word and exit code.
 
-:math:`q` is the normal quantile for the false-alarm level of a claim (default 1%) split by
-Bonferroni over the statistical tests of that claim, across its parameter cases: a claim's
-verdict does not depend on which other claims are in the run. Fits inflate their errors by
-the Birge ratio (``verification.inference``).
+:math:`q` is the quantile for the false-alarm level of a claim (default 1%) split by
+Bonferroni over the statistical tests of that claim (rate, limit and the goodness of fit of
+the finite-size model), across its parameter cases: a claim's verdict does not depend on
+which other claims are in the run. It is read from Student's t at the degrees of freedom of
+each standard error (Welch-Satterthwaite over a fit's sizes). A fit inflates its errors by
+the Birge ratio when it fits; measurements that no member of the model fits fail the check
+(``verification.judging.inference``).
 """
 from __future__ import annotations
 
@@ -85,7 +88,9 @@ RULES = (
     "model family: finite-size models of known form each fitted; L in the union of their intervals",
     "power: smallest relative error of the prediction the same samples reject (both signs); "
     "worse than the profile's target (quick 5%, standard 3%): lacks power, not verified",
-    "q: normal quantile at the false-alarm level of each claim, Bonferroni over that claim's tests",
+    "goodness of fit: measurements that no member of the check's finite-size model fits fail it",
+    "q: Student-t quantile (the standard error's degrees of freedom, Welch-Satterthwaite over a "
+    "fit's sizes) at the false-alarm level of each claim, Bonferroni over that claim's tests",
 )
 
 
@@ -108,8 +113,12 @@ def _tests_in(check: Check, sizes: int, params: Mapping[str, float] | None) -> i
     if cls in ("exact", "recorded", "outside domain"):
         return 0
     if cls in ("rate range", "model family"):
-        return 1 if sizes >= check.minimum_sizes else 0
-    return 2 if sizes >= 3 else 0
+        # the limit, and the goodness of fit of its finite-size model
+        return 2 if sizes >= check.minimum_sizes else 0
+    if sizes < 3:
+        return 0
+    # the rate and the limit, and a limit check's goodness of fit (a distance keeps two)
+    return 3 if check.kind == "limit" else 2
 
 
 def count_tests(claims: Sequence[Claim], sizes: Mapping[str, int],
