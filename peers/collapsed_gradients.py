@@ -143,6 +143,8 @@ CLAIMS = [Claim(
     ),
     parameters=("d_qk",),
     experiment=gradients_experiment,
+    paper_result='beyond the paper: Noci et al. (NeurIPS 2022), rank collapse and vanishing query and key gradients (result number not confirmed)',
+    derived_in='docs/peers.md, peers.collapsed_gradients',
     references=("L. Noci et al., Signal propagation in transformers: theoretical perspectives "
                 "and the role of rank collapse, NeurIPS 2022, arXiv:2206.03126",
                 "docs/peers.md"),

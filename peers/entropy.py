@@ -181,6 +181,8 @@ CLAIMS = [Claim(
     ),
     parameters=("s2", "mu", "d_qk"),
     experiment=entropy_experiment,
+    paper_result='beyond the paper: Zhai et al. (ICML 2023) Theorem 3.1, and the entropy of a softmax row derived here',
+    derived_in='docs/peers.md, peers.entropy',
     references=("Zhai et al., ICML 2023, arXiv:2303.06296, Theorem 3.1",
                 "B. Derrida, Random-energy model, Phys. Rev. B 24, 2613 (1981)",
                 "docs/peers.md"),

@@ -90,6 +90,8 @@ CLAIMS = [Claim(
     ),
     parameters=("s2", "gamma"),
     experiment=kedia_experiment,
+    paper_result='beyond the paper: Kedia et al. (ICML 2024), the variance of a single-head attention output (simulations/SHA.py; equation number not confirmed)',
+    derived_in='docs/peers.md, peers.kedia_attention',
     references=("A. Kedia et al., Transformers get stable: an end-to-end signal propagation "
                 "theory for language models, ICML 2024, arXiv:2403.09635; code: "
                 "github.com/akhilkedia/TranformersGetStable, simulations/SHA.py",

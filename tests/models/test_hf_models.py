@@ -110,18 +110,19 @@ def test_too_long_a_sequence_is_a_parameter_error():
 
 
 def test_run_reports_recorded_statistics_and_exponents(tmp_path):
-    """``gapverify run models.gpt2`` offline: every check recorded, claim not assessed
-    (never verified), and the exponents in T come out of the JSON."""
+    """``gapverify run models.gpt2`` offline: every check recorded, the claim recorded
+    (never verified; exit 0, it asserts nothing), and the exponents in T come out of the
+    JSON."""
     from gapverify.reports.model_figures import exponents
     from gapverify.verification.cli import main
 
     out = tmp_path / "r.json"
     code = main(["run", "models.gpt2", "--sizes", "16,24,32", "--replicates", "2", "--set", "depth=1",
                  "--quiet", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), "--json", str(out)])
-    assert code == 3
+    assert code == 0
     run = json.loads(out.read_text())
     (claim,) = run["claims"]
-    assert claim["verdict"] == "not assessed"
+    assert claim["verdict"] == "recorded"
     assert {c["verdict"] for c in claim["checks"]} == {"recorded"}
     rows = exponents(run)
     assert rows and all(np.isfinite(r["exponent"]) for r in rows)

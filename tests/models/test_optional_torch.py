@@ -46,10 +46,10 @@ def test_without_torch_claims_are_not_assessed(tmp_path):
             f"'--json', {str(out)!r}]))\n")
     proc = _python(code, tmp_path)
     assert proc.returncode == 3, proc.stdout + proc.stderr  # not verified, nothing failed
-    assert "NOT ASSESSED" in proc.stdout
+    assert "NOT VERIFIED: NOT ASSESSED" in proc.stdout
     run = json.loads(out.read_text())
     for claim in run["claims"]:
-        assert claim["verdict"] == "not assessed"
+        assert claim["verdict"] == "not verified: not assessed"
         assert claim["checks"]
         for check in claim["checks"]:
             assert check["verdict"] == "outside domain"

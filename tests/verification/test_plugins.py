@@ -23,7 +23,7 @@ def isolated_registry(monkeypatch):
     """Claims loaded here leave the registry (and $GAPVERIFY_CLAIMS) as they found it."""
     from gapverify.verification.claims import registry
 
-    monkeypatch.delenv("GAPVERIFY_CLAIMS", raising=False)
+    monkeypatch.setenv("GAPVERIFY_CLAIMS", "")  # restored (unset) afterwards
     saved = dict(registry.CLAIMS), dict(registry.SOURCES), list(registry._FILES)
     yield
     for live, old in zip((registry.CLAIMS, registry.SOURCES, registry._FILES), saved):

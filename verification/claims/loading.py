@@ -222,7 +222,10 @@ def _collect(namespace: Mapping[str, object], shown: str, source: str, digest: s
 
 
 def entry_point_claims(taken: Mapping[str, str]) -> list[LoadedClaims]:
-    """The claims of every installed entry point in :data:`ENTRY_POINT_GROUP`."""
+    """The claims of every installed entry point in :data:`ENTRY_POINT_GROUP`. A plug-in
+    that cannot be loaded (not importable, a bad claim, an id in use) is left out with one
+    warning line on stderr: someone else's broken package must not stop every command (a
+    claim file named with ``--claims-from`` is refused instead)."""
     from importlib.metadata import entry_points
 
     out, mine = [], dict(taken)
@@ -232,12 +235,15 @@ def entry_point_claims(taken: Mapping[str, str]) -> list[LoadedClaims]:
             obj = ep.load()
             namespace = obj.__dict__ if isinstance(obj, types.ModuleType) else (
                 {"CLAIMS": obj()} if callable(obj) else {"CLAIMS": obj})
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in: one line
-            raise ClaimFileError(f"{shown}: {type(exc).__name__}: {exc}") from None
-        source_file = getattr(obj, "__file__", None)
-        source = Path(source_file).read_text(encoding="utf-8") if source_file else ""
-        digest = hashlib.sha256((source or ep.value).encode()).hexdigest()[:12]
-        loaded = _collect(namespace, shown, source, digest, mine)
+            source_file = getattr(obj, "__file__", None)
+            source = Path(source_file).read_text(encoding="utf-8") if source_file else ""
+            digest = hashlib.sha256((source or ep.value).encode()).hexdigest()[:12]
+            loaded = _collect(namespace, shown, source, digest, mine)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in: one line, then go on
+            message = str(exc) if isinstance(exc, ClaimFileError) else \
+                f"{shown}: {type(exc).__name__}: {exc}"
+            print(f"gapverify: warning: plug-in not loaded: {message}", file=sys.stderr)
+            continue
         dist = getattr(ep, "dist", None)
         loaded = dataclasses.replace(loaded, distribution=dist.metadata["Name"] if dist else None)
         mine.update({c.id: f"the claim of {shown}" for c in loaded.claims})

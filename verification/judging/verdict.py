@@ -347,6 +347,13 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
         elif all(c.verdict == "pass" for c in judged):
             verified += 1
     summary = f"{verified} of {len(needed)} predictions verified with power"
+    missing = [c for c in checks if c.verdict == "outside domain"
+               and c.reason.startswith("not assessed")]
+    if not needed and missing:
+        # recorded by design, but nothing could be measured (a missing optional dependency):
+        # not assessed, not "recorded"
+        for name in dict.fromkeys(c.prediction for c in missing):
+            unverified.append(_unverified_line(name, "not assessed", f": {missing[0].reason}"))
     if not needed:
         summary = "nothing asserted (recorded by design): " + summary
     if verdict is None:
