@@ -35,7 +35,7 @@ import types
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from gapverify.numerics.experiments import EXPERIMENTS
+from gapverify.numerics.plugins import EXTRA_EXPERIMENTS
 from gapverify.theory.parameters import PARAMETERS, Parameter
 from gapverify.verification.claims.errors import UsageError
 from gapverify.verification.claims.model import Claim
@@ -156,6 +156,12 @@ def _check_claim(claim: Claim, where: str, taken: Mapping[str, str]) -> None:
                                  "must return a sympy number of the parameters")
 
 
+def _builtin_experiment(name: object) -> bool:
+    from gapverify.numerics.experiments import EXPERIMENTS  # all families: only when named
+
+    return name in EXPERIMENTS
+
+
 def _adopt(claim: object, path: str, source: str, digest: str, taken: dict[str, str]) -> Claim:
     """``claim`` checked, with a function experiment registered under a keyed name."""
     if not isinstance(claim, Claim):
@@ -166,9 +172,9 @@ def _adopt(claim: object, path: str, source: str, digest: str, taken: dict[str, 
     experiment = claim.experiment
     if callable(experiment):
         key = _experiment_key(claim.id, digest)
-        EXPERIMENTS[key] = experiment
+        EXTRA_EXPERIMENTS[key] = experiment
         claim = dataclasses.replace(claim, experiment=key)
-    elif experiment not in EXPERIMENTS:
+    elif experiment not in EXTRA_EXPERIMENTS and not _builtin_experiment(experiment):
         raise ClaimFileError(f"{where}: claim '{claim.id}' names experiment {experiment!r}, "
                              "which is neither a function f(rng, T, params) nor a built-in "
                              "experiment")

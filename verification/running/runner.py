@@ -150,7 +150,7 @@ def task_limits() -> None:
 def run_task(task: Task, threads: int = 1) -> tuple[Task, bytes, float]:
     """Sample one replicate with ``threads`` sampling threads (BLAS at one thread);
     returns the encoded measurement and the seconds it took."""
-    from gapverify.numerics.experiments import EXPERIMENTS
+    from gapverify.numerics.plugins import EXTRA_EXPERIMENTS, experiment
     from gapverify.numerics.samplers import sampling_threads, set_sampling_threads
 
     start = time.perf_counter()
@@ -159,7 +159,11 @@ def run_task(task: Task, threads: int = 1) -> tuple[Task, bytes, float]:
     set_sampling_threads(threads)
     try:
         rng = stream(task.experiment, task.T, task.replicate, task.root_seed)
-        measurement = EXPERIMENTS[task.experiment](rng, task.T, dict(task.params))
+        if task.experiment not in EXTRA_EXPERIMENTS and "@" in task.experiment:
+            # a claim file's experiment in a fresh worker (spawned, Dask): the registry
+            # loads $GAPVERIFY_CLAIMS and the plug-ins, which registers it
+            import gapverify.verification.claims.registry  # noqa: F401
+        measurement = experiment(task.experiment)(rng, task.T, dict(task.params))
     finally:
         set_sampling_threads(before)
     return task, encode(measurement), time.perf_counter() - start
