@@ -10,6 +10,8 @@ The public API (stable)::
 * :func:`statement` -- its statement as sympy equations;
 * :func:`describe` -- parameters, predictions, checks, rates and profiles (plain data);
 * :func:`verify` -- sample and judge claims, as ``gapverify run`` does;
+* :func:`load_claims` -- register the claims of claim files (``--claims-from``), which
+  ``verify``, ``predict`` and the rest then take like built-in ones;
 * the claim model, to write claims of your own (:mod:`gapverify.verification.claims.authoring`,
   ``docs/writing-a-claim.md``): :class:`Claim`, :class:`Prediction`, :class:`Check`,
   :class:`Profile`, :class:`Parameter`, :func:`profiles`, and the registry
@@ -36,13 +38,17 @@ _EXPORTS = {
     "profiles": f"{_V}.claims.authoring", "geometric_sizes": f"{_V}.claims.authoring",
     "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
     "UsageError": f"{_V}.claims.inputs",
+    "load_claims": f"{_V}.claims.registry",
 }
 __all__ = list(_EXPORTS)
 
 
+_RENAMED = {"load_claims": "load_claim_files"}  # public name -> the registry's
+
+
 def __getattr__(name: str):
     if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        value = getattr(importlib.import_module(_EXPORTS[name]), _RENAMED.get(name, name))
         globals()[name] = value
         return value
     raise AttributeError(f"module 'gapverify' has no attribute {name!r}")

@@ -8,7 +8,6 @@ from typing import Mapping
 import numpy as np
 
 
-
 def width_of(T: int, gamma: float) -> int:
     """``d = round(T / gamma)`` (at least ``T``), the width for a token count and ratio."""
     return max(T, int(round(T / gamma)))

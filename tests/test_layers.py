@@ -160,3 +160,20 @@ def test_the_checks_see_an_upward_import_and_a_cycle(bad, monkeypatch):
     if back is not None:
         monkeypatch.setitem(GRAPH, back, GRAPH[back] | {source})
         assert _cycle() is not None
+
+
+def test_the_command_line_starts_without_sympy_or_scipy():
+    """``gapverify --version`` and ``--help`` build the parser only: sympy and scipy (a
+    second of imports) are loaded by the commands that need them
+    (docs/performance.md, "Start-up time")."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from gapverify.verification.cli import build_parser\n"
+            "build_parser().format_help()\n"
+            "heavy = sorted(m for m in ('sympy', 'scipy', 'matplotlib') if m in sys.modules)\n"
+            "assert not heavy, heavy\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr

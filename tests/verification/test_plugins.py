@@ -52,6 +52,16 @@ def test_the_tutorial_claim_runs_verifies_and_audits(tutorial_file, tmp_path, ca
                  "--workers", "1", "--quiet", "--store", store]) == 0
 
 
+def test_the_python_api_loads_and_verifies_a_claim_file(tutorial_file):
+    import gapverify
+
+    assert gapverify.load_claims([tutorial_file]) == ["tutorial.participation"]
+    assert gapverify.predict("tutorial.participation", s2=0.25)["participation"] == \
+        pytest.approx(1.2840254166877414)  # e^{1/4}
+    run = gapverify.verify("tutorial.participation", sizes=[64, 128, 256], replicates=4)
+    assert run["tutorial.participation"].claim == "tutorial.participation"
+
+
 def test_a_wrong_tutorial_statement_fails(tutorial_file, tmp_path):
     wrong = tutorial_file.read_text().replace('return sp.exp(p["s2"])',
                                               'return sp.exp(p["s2"]) * sp.Rational(103, 100)')
