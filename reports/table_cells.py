@@ -178,6 +178,9 @@ def _verdict_short(verdict: str, status: str, reason: str | None = None) -> TeX:
     """The verdict word of :mod:`gapverify.verification.judging.outcomes` (the same as the
     terminal's and the JSON's), bold when it failed."""
     word = escape(verdict_word(verdict, status, reason))
+    if " " in word:  # "outside domain", "lacks power": on two lines, the column stays narrow
+        head, tail = word.split(" ", 1)
+        word = r"\shortstack[l]{" + head + r"\\ " + tail + "}"
     return TeX(r"\textbf{" + word + "}" if verdict == "fail" else word)
 
 
