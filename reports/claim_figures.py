@@ -224,10 +224,7 @@ def _distance_panel(ax, check) -> None:
                     linewidth=1.1)
         ax.set_yscale("log")
     ax.set_xscale("log")
-    ticks = _size_ticks(T)
-    ax.set_xticks(list(ticks), [str(int(t)) for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("T")
+    _size_axis(ax, T)
     ax.set_ylabel("Kolmogorov distance")
 
 
@@ -238,11 +235,16 @@ def _exact_panel(ax, check) -> None:
     ax.plot(T, err, "o-", color=_EMP, ms=3.5, linewidth=1.0)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _size_axis(ax, T)
+    ax.set_ylabel("largest |x − L|")
+
+
+def _size_axis(ax, T: np.ndarray) -> None:
+    """The log axis's ticks at the run's sizes (a subset when they crowd), labelled T."""
     ticks = _size_ticks(T)
     ax.set_xticks(list(ticks), [str(int(t)) for t in ticks])
     ax.minorticks_off()
     ax.set_xlabel("T")
-    ax.set_ylabel("largest |x − L|")
 
 
 def _size_ticks(T: np.ndarray) -> np.ndarray:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gapverify.verification.tools.figure_files import save_png_pdf
+
 __all__ = ["VARIANTS", "normalization_profile", "exponents"]
 
 #: (label, residual, layer_norm)
@@ -121,12 +123,6 @@ def write_outputs(profiles: dict[int, dict[str, np.ndarray]], attention: str, ou
     fig.suptitle(f"LayerNorm and skip connections ({attention} attention), T = d = {T0}, "
                  f"{profiles[T0]['plain'].shape[1]} seeds")
     fig.tight_layout()
-    paths = [csv]
-    for ext in ("png", "pdf"):
-        path = out / f"normalization_{attention}.{ext}"
-        fig.savefig(path, metadata={"CreationDate": None} if ext == "pdf" else None)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return [csv, *save_png_pdf(fig, out, f"normalization_{attention}")]
 
 

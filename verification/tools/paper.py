@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gapverify.verification.tools.figure_files import save_png_pdf
+
 __all__ = ["DepthProfile", "depth_profile"]
 
 
@@ -118,12 +120,6 @@ def write_outputs(profile: DepthProfile, out: Path) -> list[Path]:
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    paths = [csv]
-    for ext in ("png", "pdf"):
-        path = out / f"depth_profile.{ext}"
-        fig.savefig(path, metadata={"CreationDate": None} if ext == "pdf" else None)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return [csv, *save_png_pdf(fig, out, "depth_profile")]
 
 
