@@ -33,6 +33,9 @@ class Drawn:
     name: str
     figure: Figure
     caption: TeX
+    #: the claim a per-claim figure shows (the report's appendix sets it beside that
+    #: claim's per-size table); ``None`` for a figure of the whole run
+    claim: str | None = None
 
 
 def new_figure(width: float, height: float) -> Figure:

@@ -8,7 +8,9 @@ from gapverify.reports.latex import PACKAGES_COMMENT, TeX, escape
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
 from gapverify.reports.results import registry_claim, verdict_word
-from gapverify.reports.table_cells import _case_math, _case_text, _tt, paper_result, split_case
+from gapverify.reports.table_cells import (
+    _case_math, _case_text, _tt, claim_blocks, paper_result, split_case,
+)
 
 __all__ = ["check_notes"]
 
@@ -73,10 +75,15 @@ def _source_notes(claim: Mapping[str, Any]) -> list[TeX]:
 def check_notes(run: Mapping[str, Any]) -> str:
     r"""The notes on the checks (LaTeX source, a ``description`` list): per claim, why each
     rate was stated (the registry's note, once per check, with its math typeset) and the
-    verifier's reason for every case that did not pass or is exact."""
+    verifier's reason for every case that did not pass or is exact; a run with peers'
+    results under two headings, the paper's claims, then the peers' results."""
     items = []
-    for claim in run["claims"]:
-        notes = _source_notes(claim) + _check_notes(claim)
-        if notes:
-            items.append({"claim": _tt(claim["claim"]), "notes": notes})
+    for block in claim_blocks(run):
+        first = True
+        for claim in block.claims:
+            notes = _source_notes(claim) + _check_notes(claim)
+            if notes:
+                items.append({"claim": _tt(claim["claim"]), "notes": notes,
+                              "block": TeX(escape(block.title)) if first and block.title else ""})
+                first = False
     return render("check_notes.tex", packages_comment=TeX(PACKAGES_COMMENT), items=items)

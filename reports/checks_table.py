@@ -1,7 +1,8 @@
 r"""The per-check table, the main table of the report: one row per check and parameter
 case (the mean at the largest size with its standard error, the prediction, the fitted
 rate, the power, the verdict) in siunitx ``S`` columns (``table-format`` from the cells,
-``group-digits=false``), as ``table*`` floats of at most :data:`CHECK_ROWS` lines."""
+``group-digits=false``), as ``table*`` floats of at most :data:`FIRST_ROWS` lines (the
+first, with the notes) and :data:`CHECK_ROWS` (the others)."""
 from __future__ import annotations
 
 import re
@@ -13,10 +14,10 @@ from gapverify.reports.render import render
 from gapverify.reports.results import registry_claim
 from gapverify.reports.table_cells import (
     _case_math, _case_text, _finite, _percent, _quantity, _run_text, _s_column, _targets, _tt,
-    _varying, _verdict_short, common_parameters, parameters_math, split_case,
+    _varying, _verdict_short, common_parameters, parameters_math, split_case, two_lines,
 )
 
-__all__ = ["checks_table", "CHECK_ROWS", "MAX_DECIMALS"]
+__all__ = ["checks_table", "CHECK_ROWS", "FIRST_ROWS", "MAX_DECIMALS"]
 
 def _model(check: Mapping[str, Any]) -> TeX:
     # a check outside its domain keeps its own model here: the verdict column says
@@ -28,7 +29,13 @@ def _model(check: Mapping[str, Any]) -> TeX:
     if check.get("models"):
         from gapverify.verification.judging.verdict import family_label
 
-        return TeX(family_label(check["models"], bool(check.get("corrected"))))
+        label = escape(family_label(check["models"], bool(check.get("corrected"))))
+        words = label.split(" ", 1)
+        if len(words) == 2 and words[0].replace("'", "").isalpha() and words[1].isalpha():
+            # "theory's mean" on two short lines (one line with a "reproduced" verdict took
+            # the standard run's table 15 pt past the text width)
+            return TeX(two_lines(words[0], words[1]))
+        return TeX(label)
     rr = check.get("rate_range")
     if rr:
         return TeX(f"$r\\in[{rate_fraction(rr[0])},{rate_fraction(rr[1])}]$")
@@ -123,10 +130,18 @@ def _capped(text: str, value: float) -> tuple[str, bool]:
 #: width): long quantities and cases wrap inside them.
 QUANTITY_WIDTH = "3.6cm"
 CASE_WIDTH = "2.6cm"
-#: Lines (of rows and claim headings) of one float of the per-check table: 32, so that the
-#: widest rows fit the report's 11 pt page too (36 overflowed it by up to 26 pt, measured
-#: on a synthetic run of every check; a two-column paper's page fitted 36).
-CHECK_ROWS = 32
+#: Lines (of rows and claim headings) of the first float of the per-check table, the one
+#: that carries the notes, and of every further float (their captions point to those
+#: notes). With the notes on every float, 32 lines a float fitted the widest rows on the
+#: report's 11 pt page (36 overflowed it by up to 26 pt, measured on a synthetic run of
+#: every check; a two-column paper's page fitted 36) and the standard run's table took 14
+#: floats; without them a float holds CHECK_ROWS lines on both pages
+#: (tests/reports/test_reports_layout.py typesets the synthetic run on both).
+FIRST_ROWS = 34
+CHECK_ROWS = 54
+#: Fewest rows of a claim set at the end of a float, the rest continuing on the next one;
+#: a claim with fewer rows left over starts on the next float whole.
+SPLIT_ROWS = 3
 
 
 def _glyphs(tex: str) -> int:
@@ -140,15 +155,17 @@ def _glyphs(tex: str) -> int:
 def _row_lines(row: Mapping[str, TeX]) -> int:
     """Printed lines of a row of the per-check table: its quantity wraps at about
     :data:`_QUANTITY_GLYPHS` glyphs a line, its case between parameters at about
-    :data:`_CASE_GLYPHS`."""
+    :data:`_CASE_PT` points (:func:`_math_width`); a model or verdict of two words takes
+    two lines."""
     quantity = -(-_glyphs(row["quantity"]) // _QUANTITY_GLYPHS)
-    lines, used = 1, 0
+    lines, used = 1, 0.0
     for piece in str(row["case"]).split(", "):
-        n = _glyphs(piece) + 1
-        if used and used + n > _CASE_GLYPHS:
-            lines, used = lines + 1, 0
-        used += n
-    return max(1, quantity, lines)
+        n = _math_width(piece) + _COMMA_PT
+        if used and used + _SPACE_PT + n > _CASE_PT:
+            lines, used = lines + 1, 0.0
+        used += (_SPACE_PT if used else 0.0) + n
+    stacked = 2 if any(r"\begin{tabular}" in str(row[k]) for k in ("model", "verdict")) else 1
+    return max(stacked, quantity, lines)
 
 
 def _heading_lines(heading: str) -> int:
@@ -158,20 +175,100 @@ def _heading_lines(heading: str) -> int:
 
 _HEADING_GLYPHS = 150
 _QUANTITY_GLYPHS = 18
-_CASE_GLYPHS = 15
+#: The case column's width (CASE_WIDTH, 2.6 cm) in points, and the widths in \footnotesize
+#: (9 pt) of the pieces of a case such as ``$s^{2}=0.25$, $\sigma_{V}=1.5$``: a digit, a
+#: letter or macro (a Greek letter), a character in a sub- or superscript, a relation with
+#: its spaces, a point, a comma and the space after it. Set a little wide, so that an
+#: estimate errs towards a line too many (calibrated on the four-parameter cases of
+#: tests/reports: "l = 1, gamma = 0.5" on one line, "s2 = 0.25, sigma_V = 1.5" on two).
+_CASE_PT = 73.9
+_DIGIT_PT, _LETTER_PT, _SCRIPT_PT, _REL_PT, _POINT_PT = 4.6, 4.9, 3.4, 12.5, 2.5
+_COMMA_PT, _SPACE_PT = 2.5, 3.0
 
 
-def checks_table(run: Mapping[str, Any]) -> str:
+def _math_width(piece: str) -> float:
+    r"""Width in points of one parameter of a case (``$\gamma=0.5$``), about."""
+    tex = re.sub(r"\\(allowbreak|,)|[$\s]", "", str(piece))
+    width, i = 0.0, 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch in "^_":  # a script: its group or its one token, at script size
+            m = re.match(r"[\^_](\{[^}]*\}|\\[A-Za-z]+|.)", tex[i:])
+            body = m.group(1).strip("{}")
+            width += _SCRIPT_PT * max(1, len(re.sub(r"\\[A-Za-z]+", "x", body)))
+            i += len(m.group(0))
+            continue
+        m = re.match(r"\\[A-Za-z]+", tex[i:])
+        if m:
+            width += _LETTER_PT
+            i += len(m.group(0))
+            continue
+        width += (_DIGIT_PT if ch.isdigit() else _REL_PT if ch in "=<>" else
+                  _POINT_PT if ch in ".," else 0.0 if ch in "{}" else _LETTER_PT)
+        i += 1
+    return width
+
+
+def _pack(groups: Sequence[Mapping[str, Any]], first: int = FIRST_ROWS,
+          rest: int = CHECK_ROWS) -> list[list[dict]]:
+    """The floats of the per-check table: claims in order, at most ``first`` printed lines
+    on the first float and ``rest`` on each further one (:func:`_row_lines`, a heading
+    :func:`_heading_lines` and its rule). A claim that does not fit where the float stands
+    is split when at least :data:`SPLIT_ROWS` of its rows fit there and as many follow,
+    its heading repeated "(continued)"; otherwise it starts the next float."""
+    parts: list[list[dict]] = []
+    current: list[dict] = []
+    used, cap = 0, first
+
+    def close():
+        nonlocal current, used, cap
+        parts.append(current)
+        current, used, cap = [], 0, rest
+
+    for g in groups:
+        head = 1 + _heading_lines(g["heading"])
+        rows, i, k = list(g["rows"]), 0, 0
+        while True:
+            take, lines = 0, head
+            while i + take < len(rows) and lines + _row_lines(rows[i + take]) <= cap - used:
+                lines += _row_lines(rows[i + take])
+                take += 1
+            left = len(rows) - i - take
+            if 0 < left < SPLIT_ROWS:  # leave SPLIT_ROWS rows to continue with
+                take, left = take - (SPLIT_ROWS - left), SPLIT_ROWS
+            if current and left and take < SPLIT_ROWS:
+                close()  # too little of the claim fits here: it starts the next float
+                continue
+            take = max(take, 1 if i < len(rows) else 0)  # a float holds at least one row
+            piece = rows[i:i + take]
+            current.append({"heading": g["heading"] if k == 0
+                            else TeX(g["heading"] + " (continued)"), "rows": piece})
+            used += head + sum(_row_lines(r) for r in piece)
+            i, k = i + take, k + 1
+            if i >= len(rows):
+                break
+            close()
+    if current:
+        parts.append(current)
+    return parts
+
+
+def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | None = None,
+                 label: str = "tab:gapverify:checks", title: str = "") -> str:
     r"""The per-check table (LaTeX source), the main table of the report: one row per check
     and case, grouped by claim, with the mean at the largest size and its standard error,
     the prediction, the fitted rate, the power and the verdict, in siunitx ``S`` columns.
+    ``claims`` (default: every claim of the run) picks the claims, ``label`` names the
+    first float and ``title`` heads every caption (the report's table of the peers'
+    results: ``"Peers' results"``).
 
     At the standard profile this is about 200 rows, too many for one page: it is split into
-    ``table*`` floats of at most :data:`CHECK_ROWS` rows (a claim is split only when it
-    alone is longer), each with its own caption and notes; ``table*`` spans both columns of
-    a two-column paper and is a plain float in a one-column document."""
+    ``table*`` floats (:func:`_pack`: at most :data:`FIRST_ROWS` lines on the first, which
+    carries the notes, and :data:`CHECK_ROWS` on each further one, whose caption points to
+    those notes); ``table*`` spans both columns of a two-column paper and is a plain float
+    in a one-column document."""
     groups = []
-    for claim in run["claims"]:
+    for claim in (run["claims"] if claims is None else claims):
         varying = _varying(claim)
         sizes = claim.get("sizes") or []
         reg = registry_claim(str(claim["claim"]))
@@ -182,27 +279,7 @@ def checks_table(run: Mapping[str, Any]) -> str:
                    + (": " + math_or_text(reg.title) if reg is not None else ""))
         rows = [_check_row(claim, c, varying) for c in claim["checks"]]
         groups.append({"heading": TeX(heading), "rows": rows})
-    parts, current, used = [], [], 0
-    for g in groups:
-        head = 1 + _heading_lines(g["heading"])
-        pieces, piece, lines = [], [], head
-        for row in g["rows"]:
-            if piece and lines + _row_lines(row) > CHECK_ROWS:
-                pieces.append(piece)
-                piece, lines = [], head
-            piece.append(row)
-            lines += _row_lines(row)
-        pieces.append(piece)
-        for k, piece in enumerate(pieces):
-            size = head + sum(_row_lines(r) for r in piece)
-            if current and used + size > CHECK_ROWS:
-                parts.append(current)
-                current, used = [], 0
-            heading = g["heading"] if k == 0 else TeX(g["heading"] + " (continued)")
-            current.append({"heading": heading, "rows": piece})
-            used += size
-    if current:
-        parts.append(current)
+    parts = _pack(groups)
     all_rows = [r for g in groups for r in g["rows"]]
     cols = {key: _s_column([r[key] for r in all_rows]) for key in ("value", "predicted", "beta", "power")}
     notes = [
@@ -235,15 +312,21 @@ def checks_table(run: Mapping[str, Any]) -> str:
             r"tables give every digit.")},
     ]
     rendered = []
+    lead = escape(title) + ": every" if title else "Every"
     for i, part in enumerate(parts):
-        caption = TeX(
-            "Every check of a gapverify run, one row per check and parameter case: the "
-            "mean at the largest $T$, the prediction, the fitted rate, the power and the "
-            "verdict (" + _run_text(run) + ")"
-            + (f"; part {i + 1} of {len(parts)}" if len(parts) > 1 else "") + ".")
+        if i == 0:
+            caption = TeX(
+                lead + " check of a gapverify run, one row per check and parameter case: the "
+                "mean at the largest $T$, the prediction, the fitted rate, the power and the "
+                "verdict (" + _run_text(run) + ")"
+                + (f"; part 1 of {len(parts)}" if len(parts) > 1 else "") + ".")
+        else:
+            caption = TeX(
+                lead + " check, continued from Table~\\ref{" + label + "} (its notes hold "
+                "for this part; " + _run_text(run) + f"); part {i + 1} of {len(parts)}.")
         rendered.append({"caption": caption,
-                         "label": TeX("tab:gapverify:checks" + (f":{i + 1}" if i else "")),
-                         "groups": part})
+                         "label": TeX(label + (f":{i + 1}" if i else "")),
+                         "groups": part, "notes": i == 0})
     has_case = any(str(r["case"]) for r in all_rows)
     return render("checks_table.tex", packages_comment=TeX(PACKAGES_COMMENT), parts=rendered,
                   has_case=has_case, ncols=TeX(str(8 if has_case else 7)),

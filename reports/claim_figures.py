@@ -318,7 +318,8 @@ def claim_figures(run: Mapping[str, Any]):
             fig.legend(handles=_legend_handles(), loc="outside lower center", ncol=2,
                        fontsize=8, frameon=False)
             caption = _caption(claim, chunk, part, parts)
-            drawn.append(Drawn(figure_name(str(claim["claim"]), part, parts), fig, caption))
+            drawn.append(Drawn(figure_name(str(claim["claim"]), part, parts), fig, caption,
+                               claim=str(claim["claim"])))
     return drawn
 
 

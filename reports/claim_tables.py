@@ -46,8 +46,9 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
     models = check.get("models")
     if models and check.get("corrected"):
         return TeX("the theory's finite-size mean subtracted, sizes pooled")
-    if models:
-        return TeX(f"finite-size models: {escape('; '.join(models))} (union of their intervals)")
+    if models:  # the models themselves on lines of their own (_heading)
+        return TeX(f"{len(models)} finite-size models, the union of their intervals:"
+                   if len(models) > 1 else "finite-size model:")
     rr = check.get("rate_range")
     if rr:
         return TeX(f"finite-size model $L + c\\,T^{{-r}}$, $r$ estimated in "
@@ -75,7 +76,11 @@ def _heading(claim_id: str, check: Mapping[str, Any]) -> list[TeX]:
     if kind == "distance" and _finite(check.get("predicted")):
         second += TeX(r" (scale \num{" + significant(check["predicted"], 6) + "})")
     second += "; " + _rate_text(check, getattr(reg_check, "rate_status", ""))
-    return [TeX(first), TeX(r"\footnotesize\itshape " + second)]
+    # a model family's members one a line (on one line, causal.cesaro's three made the
+    # standard run's table 262 pt wider than the page)
+    models = [] if check.get("corrected") else list(check.get("models") or [])
+    return ([TeX(first), TeX(r"\footnotesize\itshape " + second)]
+            + [TeX(r"\footnotesize\quad " + escape(m)) for m in models])
 
 
 def _predicted_text(check: Mapping[str, Any], finest: float | None) -> TeX:

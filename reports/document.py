@@ -30,7 +30,10 @@ from gapverify.reports.numbers import significant
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
 from gapverify.reports.table_cells import _run_text, commit_text
-from gapverify.reports.tables import CHECKS_NAME, NOTES_NAME, SUMMARY_NAME, write_tables
+from gapverify.reports.table_cells import claim_blocks
+from gapverify.reports.tables import (
+    CHECKS_NAME, NOTES_NAME, PEERS_CHECKS_NAME, SUMMARY_NAME, table_names, write_tables,
+)
 
 __all__ = ["ReportFiles", "write_report", "compile_pdf", "CompileError", "ENGINE",
            "LATEX_RUNS", "REQUIRED_PACKAGES", "LatexStatus", "latex_status", "BoxWarning",
@@ -169,6 +172,19 @@ def _width(fig) -> TeX:
     return TeX(f"{min(1.0, 0.85 * w / _TEXT_WIDTH_IN):.2f}\\linewidth")
 
 
+#: Titles of the per-check sections of a run with peers' results.
+_SECTIONS = {"paper": "Checks of the paper's claims (and this suite's extensions)",
+             "peers": "Checks of the peers' results"}
+_DEPTH_CAPTION = (
+    r"The paper's depth experiment, reproduced by \texttt{gapverify paper-figure}: the stable "
+    r"rank $\mathrm{sr}(\Sigma_\ell)$ against depth $\ell$ for the Markov surrogate of softmax "
+    r"attention, standard (solid) and fixed $A^\perp$ (dashed), mean and one standard "
+    r"deviation over seeds, next to the free-probability limit "
+    r"$T(1+\ell(1+\gamma))/x_\ell^{*2}$ (dotted). Its sizes and seeds are those of "
+    r"\texttt{paper-figure}, written with the numbers to \texttt{depth\_profile.csv}, not "
+    r"those of the run.")
+
+
 def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
                  appendix: bool = False) -> ReportFiles:
     """Write the tables, the figures (spectra read from ``store`` when it holds them) and
@@ -183,27 +199,27 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
     level_tex = (TeX(r"\num{" + significant(level, 3) + "}") if isinstance(level, (int, float))
                  else TeX("?"))
     run_note = TeX(" Run: " + _run_text(run) + ".")
-    figs = []
+    figs, per_claim = [], {}
     for d in drawn:
         pdf, png = save(d, out / "figures")
         files.figures.append((pdf, png))
-        figs.append({"name": TeX(d.name), "caption": TeX(d.caption + run_note),
-                     "width": _width(d.figure), "height": TeX(FIGURE_HEIGHT),
-                     "path": TeX(f"figures/{d.name}.pdf")})
+        entry = {"name": TeX(d.name), "caption": TeX(d.caption + run_note),
+                 "width": _width(d.figure), "height": TeX(FIGURE_HEIGHT),
+                 "path": TeX(f"figures/{d.name}.pdf")}
+        if d.claim is None:
+            figs.append(entry)
+        else:  # a claim's figure: in the appendix, beside the claim's per-size table
+            per_claim.setdefault(d.claim, []).append(entry)
     profile_pdf = out / "depth_profile.pdf"
     if profile_pdf.is_file():  # written by `gapverify paper-figure` into the same folder
         figs.append({"name": TeX("depth_profile"), "width": TeX("0.8\\linewidth"),
                      "height": TeX(FIGURE_HEIGHT),
                      "path": TeX("depth_profile.pdf"),
-                     "caption": TeX(r"The paper's depth experiment, reproduced by "
-                                    r"\texttt{gapverify paper-figure}: the stable rank "
-                                    r"$\mathrm{sr}(\Sigma_\ell)$ against depth $\ell$ for the "
-                                    r"Markov surrogate of softmax attention, standard (solid) "
-                                    r"and fixed $A^\perp$ (dashed), mean and one standard "
-                                    r"deviation over seeds, next to the free-probability limit "
-                                    r"$T(1+\ell(1+\gamma))/x_\ell^{*2}$ (dotted). Its sizes and "
-                                    r"seeds are those of \texttt{paper-figure}, written with the "
-                                    r"numbers to \texttt{depth\_profile.csv}, not those of the run.")})
+                     "caption": TeX(_DEPTH_CAPTION)})
+    blocks = claim_blocks(run)
+    check_files = [CHECKS_NAME, PEERS_CHECKS_NAME]
+    # each claim's per-size table, by the claim's own entry (a run may name a claim twice)
+    claim_table = {id(c): name for c, name in zip(run["claims"], table_names(run))}
     text = render(
         "report.tex",
         command=run.get("command", ""),
@@ -214,14 +230,19 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
         commit=commit_text(run) or TeX("no git commit recorded"),
         level=level_tex,
         summary=TeX("tables/" + Path(SUMMARY_NAME).stem),
-        checks=TeX("tables/" + Path(CHECKS_NAME).stem),
+        peers=any(b.key == "peers" for b in blocks),
+        blocks=[{"section": _SECTIONS[b.key] if b.title else "Checks",
+                 "checks": TeX("tables/" + Path(name).stem)}
+                for b, name in zip(blocks, check_files)],
         notes=TeX("tables/" + Path(NOTES_NAME).stem), notes_file=NOTES_NAME,
         appendix=appendix,
         rules=[prose(r) for r in run.get("rules", [])],
         figures=figs,
         skipped=files.skipped,
-        tables=[TeX("tables/" + p.stem) for p in files.tables
-                if p.name not in (SUMMARY_NAME, CHECKS_NAME, NOTES_NAME)],
+        appendix_blocks=[{"title": b.title, "claims": [
+            {"table": TeX("tables/" + Path(claim_table[id(c)]).stem),
+             "figures": per_claim.pop(str(c["claim"]), [])} for c in b.claims]}
+            for b in blocks],
     )
     files.tex = out / "report.tex"
     files.tex.write_bytes(text.encode("utf-8"))

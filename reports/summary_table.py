@@ -12,7 +12,8 @@ from gapverify.reports.render import render
 from gapverify.reports.results import claim_verdict_word
 from gapverify.reports.table_cells import (
     _STATUS_SHORT, _asserted, _finite, _percent, _run_text, _s_column, _targets, _tt,
-    _varying, common_parameters, paper_result, paper_short, parameters_math,
+    _varying, claim_blocks, common_parameters, paper_result, paper_short, parameters_math,
+    two_lines,
 )
 
 __all__ = ["summary_table"]
@@ -24,7 +25,7 @@ def _claim_verdict(claim: Mapping[str, Any]) -> TeX:
     word = escape(claim_verdict_word(claim))
     if ": " in word:
         head, reason = word.split(": ", 1)
-        word = r"\shortstack[l]{" + head + r":\\ " + reason + "}"
+        word = two_lines(head + ":", reason)
     return TeX(r"\textbf{" + word + "}" if claim["verdict"] == "fail" else word)
 
 def _worst_power(claim: Mapping[str, Any]):
@@ -64,6 +65,26 @@ def _claim_cell(claim: Mapping[str, Any], shown: Mapping[str, Any], width: int) 
     return TeX(r"\begin{tabular}[t]{@{}l@{}}" + r"\\".join(texts) + r"\end{tabular}")
 
 
+def _claim_row(claim: Mapping[str, Any], width: int) -> dict[str, TeX]:
+    # the cells of one claim's row
+    summary = claim.get("power_summary") or ""
+    m = re.match(r"(\d+) of (\d+)", summary)
+    if m:
+        checks = f"{m.group(1)}/{m.group(2)}"
+    else:
+        asserted = [c for c in claim["checks"] if _asserted(c)]
+        checks = f"{sum(c['verdict'] == 'pass' for c in asserted)}/{len(asserted)}"
+    sizes = claim.get("sizes") or []
+    varying = _varying(claim)
+    shown = {k: v for k, v in common_parameters(claim).items() if k not in varying
+             and not _is_default(k, v)}
+    return {"claim": _claim_cell(claim, shown, width),
+            "status": TeX(_STATUS_SHORT.get(str(claim["status"]), escape(claim["status"]))),
+            "T": TeX(str(max(sizes)) if sizes else "{" + DASH + "}"),
+            "checks": TeX(checks), "power": TeX(_percent(_worst_power(claim))),
+            "verdict": _claim_verdict(claim)}
+
+
 def _is_default(name: str, value) -> bool:
     # a parameter at its default (listed once, in the notes, not in every row)
     from gapverify.theory.parameters import PARAMETERS
@@ -84,27 +105,15 @@ def summary_table(run: Mapping[str, Any]) -> str:
     r"""The one-page summary (LaTeX source), one row per claim in the run's order: claim,
     status, largest size, predictions verified with power, the worst power of its asserted
     checks, verdict. Narrow enough for ``\columnwidth`` of a two-column paper
-    (``\scriptsize``, siunitx ``S`` columns without digit grouping)."""
+    (``\scriptsize``, siunitx ``S`` columns without digit grouping). A run with peers'
+    results has two blocks, each under its title (:func:`reports.table_cells.claim_blocks`):
+    the paper's claims (and this suite's extensions), then the peers' results."""
     rows = []
     width = max([len(str(c["claim"])) for c in run["claims"]] + [24])
-    for claim in run["claims"]:
-        summary = claim.get("power_summary") or ""
-        m = re.match(r"(\d+) of (\d+)", summary)
-        if m:
-            checks = f"{m.group(1)}/{m.group(2)}"
-        else:
-            asserted = [c for c in claim["checks"] if _asserted(c)]
-            checks = f"{sum(c['verdict'] == 'pass' for c in asserted)}/{len(asserted)}"
-        sizes = claim.get("sizes") or []
-        varying = _varying(claim)
-        shown = {k: v for k, v in common_parameters(claim).items() if k not in varying
-                 and not _is_default(k, v)}
-        rows.append({"claim": _claim_cell(claim, shown, width),
-                     "status": TeX(_STATUS_SHORT.get(str(claim["status"]),
-                                                     escape(claim["status"]))),
-                     "T": TeX(str(max(sizes)) if sizes else "{" + DASH + "}"),
-                     "checks": TeX(checks), "power": TeX(_percent(_worst_power(claim))),
-                     "verdict": _claim_verdict(claim)})
+    for k, block in enumerate(claim_blocks(run)):
+        if block.title:  # a run with peers' results: the paper's claims, then the peers'
+            rows.append({"heading": TeX(escape(block.title)), "rule": k > 0})
+        rows += [_claim_row(claim, width) for claim in block.claims]
     notes = [
         {"mark": "a", "text": TeX(
             "The weakest status of the claim's predictions: thm theorem, der derived, "
@@ -140,5 +149,5 @@ def summary_table(run: Mapping[str, Any]) -> str:
     notes.sort(key=lambda n: order.index(n["mark"]) if n["mark"] else len(order))
     return render("summary_table.tex", packages_comment=TeX(PACKAGES_COMMENT),
                   caption=caption, label=TeX("tab:gapverify:summary"), rows=rows, notes=notes,
-                  T_col=_s_column([r["T"] for r in rows]),
-                  power_col=_s_column([r["power"] for r in rows]))
+                  T_col=_s_column([r["T"] for r in rows if "T" in r]),
+                  power_col=_s_column([r["power"] for r in rows if "power" in r]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from gapverify.reports.latex import DASH, TeX, escape, math_or_text
@@ -18,7 +19,7 @@ from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.results import split_case as _split_bracket_case
 
 __all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_parameters",
-           "parameters_math", "BEYOND"]
+           "parameters_math", "BEYOND", "PEERS_PREFIX", "is_peer", "claim_blocks", "Block", "two_lines"]
 
 def split_case(label: str) -> tuple[str, str]:
     """``("sr_X", "depth=2, gamma=1")`` from a check label: the suite labels the checks of
@@ -33,6 +34,46 @@ def split_case(label: str) -> tuple[str, str]:
     if sep:
         return base.strip(), case.strip()
     return _split_bracket_case(label)
+
+
+#: Ids of the peers' results (``peers/``, loaded through the ``gapverify.claims`` entry
+#: points): results of other papers, checked beside the paper's claims, never as its own.
+PEERS_PREFIX = "peers."
+
+
+def is_peer(claim_id: object) -> bool:
+    """Whether a claim id names a peer's result (:data:`PEERS_PREFIX`)."""
+    return str(claim_id).startswith(PEERS_PREFIX)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Claims of a run that the report keeps together: ``key`` (``"paper"`` or
+    ``"peers"``), the ``title`` of their part of the summary and of their sections (empty
+    when the run has no peers' results: nothing to tell apart), and the ``claims`` in the
+    run's order."""
+
+    key: str
+    title: str
+    claims: tuple
+
+
+#: Titles of the two blocks of a run that holds peers' results.
+PAPER_TITLE = "Claims of the paper (and this suite's extensions)"
+PEERS_TITLE = "Peers' results"
+
+
+def claim_blocks(run: Mapping[str, Any]) -> list[Block]:
+    """The run's claims split into the paper's (with this suite's extensions, every id but
+    :data:`PEERS_PREFIX`) and the peers' results, each block in the run's order and only
+    when not empty; a run without peers' results is one untitled block (issue 24: the
+    report separates the paper's claims from the peers')."""
+    claims = list(run["claims"])
+    peers = tuple(c for c in claims if is_peer(c["claim"]))
+    if not peers:
+        return [Block("paper", "", tuple(claims))]
+    own = tuple(c for c in claims if not is_peer(c["claim"]))
+    return ([Block("paper", PAPER_TITLE, own)] if own else []) + [Block("peers", PEERS_TITLE, peers)]
 
 
 def _slug(claim_id: str) -> str:
@@ -174,13 +215,20 @@ def parameters_math(parameters: Mapping[str, Any], names: Sequence[str] | None =
 _STATUS_SHORT = {"theorem": "thm", "derived": "der", "conjecture": "conj", "empirical": "emp"}
 
 
+def two_lines(first: str, second: str) -> str:
+    r"""A cell of two lines (LaTeX already escaped) whose first line sits on the row's
+    baseline, as every other cell of the row (a ``\shortstack`` put its second line
+    there and its first above the row)."""
+    return r"\begin{tabular}[t]{@{}l@{}}" + first + r"\\ " + second + r"\end{tabular}"
+
+
 def _verdict_short(verdict: str, status: str, reason: str | None = None) -> TeX:
     """The verdict word of :mod:`gapverify.verification.judging.outcomes` (the same as the
     terminal's and the JSON's), bold when it failed."""
     word = escape(verdict_word(verdict, status, reason))
     if " " in word:  # "outside domain", "lacks power": on two lines, the column stays narrow
         head, tail = word.split(" ", 1)
-        word = r"\shortstack[l]{" + head + r"\\ " + tail + "}"
+        word = two_lines(head, tail)
     return TeX(r"\textbf{" + word + "}" if verdict == "fail" else word)
 
 

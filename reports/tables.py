@@ -19,14 +19,17 @@ from gapverify.reports.check_notes import check_notes
 from gapverify.reports.checks_table import checks_table
 from gapverify.reports.claim_tables import claim_table
 from gapverify.reports.summary_table import summary_table
-from gapverify.reports.table_cells import _slug
+from gapverify.reports.table_cells import _slug, claim_blocks
 
 __all__ = ["table_files", "write_tables", "table_names", "SUMMARY_NAME", "CHECKS_NAME",
-           "NOTES_NAME"]
+           "NOTES_NAME", "PEERS_CHECKS_NAME", "PEERS_LABEL"]
 
 SUMMARY_NAME = "summary.tex"
 CHECKS_NAME = "checks.tex"
 NOTES_NAME = "check-notes.tex"
+#: The per-check table of the peers' results, beside a run's claims of the paper.
+PEERS_CHECKS_NAME = "checks-peers.tex"
+PEERS_LABEL = "tab:gapverify:peers-checks"
 
 
 def table_names(run: Mapping[str, Any]) -> list[str]:
@@ -47,9 +50,20 @@ def table_names(run: Mapping[str, Any]) -> list[str]:
 def table_files(run: Mapping[str, Any]) -> dict[str, str]:
     """Every table of ``run`` as ``{file name: LaTeX source}``: the per-claim summary, the
     per-check table and the notes on the checks first, then the per-size convergence table
-    of each claim in the run's order (:func:`table_names`; the report's appendix)."""
-    files = {SUMMARY_NAME: summary_table(run), CHECKS_NAME: checks_table(run),
-             NOTES_NAME: check_notes(run)}
+    of each claim in the run's order (:func:`table_names`; the report's appendix).
+
+    A run that holds peers' results and claims of the paper has two per-check tables:
+    :data:`CHECKS_NAME` of the paper's claims and :data:`PEERS_CHECKS_NAME` of the peers'
+    (:func:`reports.table_cells.claim_blocks`)."""
+    blocks = claim_blocks(run)
+    files = {SUMMARY_NAME: summary_table(run)}
+    if len(blocks) == 1:
+        files[CHECKS_NAME] = checks_table(run, title=blocks[0].title)
+    else:
+        files[CHECKS_NAME] = checks_table(run, blocks[0].claims)
+        files[PEERS_CHECKS_NAME] = checks_table(run, blocks[1].claims, label=PEERS_LABEL,
+                                                title=blocks[1].title)
+    files[NOTES_NAME] = check_notes(run)
     for name, claim in zip(table_names(run), run["claims"]):
         files[name] = claim_table(run, claim, name)
     return files
