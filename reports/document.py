@@ -6,10 +6,14 @@ Layout of the output folder::
     figures/<name>.pdf, figures/<name>.png   (reports.figures)
     report.tex, report.pdf                   (this module)
 
-``report.tex`` ``\input``\ s the tables and includes the PDF figures: the per-claim
-summary, the per-check table, the notes on the checks and the figures; with
-``appendix=True`` also the per-size convergence table of every claim (long: one float per
-check group). It is compiled twice (for references) with ``-interaction=nonstopmode
+``report.tex`` ``\input``\ s the tables and includes the PDF figures. Page 1 holds the
+run's parameters (profile, level, seed, commit) and the per-claim summary, set in place
+beside the introduction and the verdict rules; then the per-check table, its parts set in
+place one a page (a run with peers' results: a section for the paper's claims and one for
+the peers', :func:`reports.table_cells.claim_blocks`), and the figures of the whole run.
+``appendix=True`` adds the notes on the checks and, per claim, its figure and its per-size
+convergence table (long: one float per check group); the per-claim figures are written
+to ``figures/`` either way. It is compiled twice (for references) with ``-interaction=nonstopmode
 -halt-on-error`` in the output folder when LaTeX is usable (:func:`latex_status`: an engine
 on the path and every package of :data:`REQUIRED_PACKAGES`). Otherwise the ``.tex`` is
 still written and the caller says why there is no PDF.
@@ -188,8 +192,8 @@ _DEPTH_CAPTION = (
 def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
                  appendix: bool = False) -> ReportFiles:
     """Write the tables, the figures (spectra read from ``store`` when it holds them) and
-    ``report.tex`` into ``out_dir``; ``appendix`` adds the per-size table of every claim.
-    Compiles nothing (:func:`compile_pdf`)."""
+    ``report.tex`` into ``out_dir``; ``appendix`` adds the notes on the checks and the
+    figure and per-size table of every claim. Compiles nothing (:func:`compile_pdf`)."""
     out = Path(out_dir)
     files = ReportFiles(out_dir=out)
     files.tables = write_tables(run, out / "tables")

@@ -1,7 +1,8 @@
 r"""LaTeX tables of a judged run, as files: a per-claim summary
 (:mod:`reports.summary_table`), a per-check table (:mod:`reports.checks_table`), the notes
 on the checks (:mod:`reports.check_notes`) and one per-size convergence table per claim
-(:mod:`reports.claim_tables`).
+(:mod:`reports.claim_tables`). A run that holds peers' results (``peers.*``) beside the
+paper's claims has a second per-check table, :data:`PEERS_CHECKS_NAME`.
 
 Read from the run's results (:mod:`reports.results`), never from new samples. Every
 caption stands alone: what is measured, the profile, the root seed and the level. Output
