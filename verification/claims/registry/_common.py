@@ -105,6 +105,20 @@ _INVERSE_T2 = FiniteSizeModel("1/T + 1/T^2", "L + c/T + e/T^2", _inverse_t_serie
 ONE_OVER_T = (_INVERSE_T,)
 ONE_OVER_T_SERIES = (_INVERSE_T, _INVERSE_T2)
 
+
+#: A correction in powers of 1/log T (a quantity carried by the Cesaro matrix's top singular
+#: vectors, which spread like j^(-1/2)/sqrt(log T): their weight on any fixed set of rows
+#: decays like 1/log T), truncated after the first term
+def _inverse_log_t_series(T, L, *coefficients):
+    # L + c_1/log T + c_2/log^2 T + ...
+    u = 1.0 / np.log(np.asarray(T, dtype=float))
+    return L + sum(c * u ** (k + 1) for k, c in enumerate(coefficients))
+
+
+#: (over T = 64..1024, 1/log T spans a factor 1.67 only: the two-term fit cannot separate
+#: c from e, and the one-term model, with its goodness-of-fit test, is what can be judged)
+ONE_OVER_LOG_T = (FiniteSizeModel("1/log T", "L + c/log T", _inverse_log_t_series, (0.0,)),)
+
 #: Finite-size model of a statistic set by a spectral edge: ``x_T = L + c T^-r``.
 EDGE_RATES = (2 / 3, 1.0)
 _EDGE_NOTE = ("set by a spectral edge: finite-size model x_T = L + c T^-r with r estimated in "

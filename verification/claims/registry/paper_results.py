@@ -51,9 +51,14 @@ PAPER_RESULTS: dict[str, str] = {
     "heavy_tail.edge": BEYOND,
     "variants.normalization": f"{BEYOND} (the paper's experiments with LayerNorm and skip "
                               "connections, measured here)",
-    "models.bert": f"{BEYOND} (the paper's figure of untrained real-world models)",
-    "models.roberta": f"{BEYOND} (the paper's figure of untrained real-world models)",
-    "models.gpt2": f"{BEYOND} (the paper's figure of untrained real-world models)",
+    "models.bert": "the paper's Proposition 1 (key-query attention at initialisation) in "
+                   "BERT-base's first layer (iso_std_frob_first); the rest beyond the paper "
+                   "(its figure of untrained real-world models)",
+    "models.roberta": "the paper's Proposition 1 (key-query attention at initialisation) in "
+                      "RoBERTa-base's first layer (iso_std_frob_first); the rest beyond the "
+                      "paper (its figure of untrained real-world models)",
+    "models.gpt2": f"{BEYOND} (causal attention, causal.cesaro, in GPT-2's first layer; the "
+                   "paper's figure of untrained real-world models)",
     "training.fix": f"{BEYOND} (the paper's training experiment with the fix)",
 }
 
@@ -77,6 +82,12 @@ DERIVED_IN: dict[str, str] = {
     "variants.relu": f"{_DOCS} (family variants): theory/elementwise.py",
     "variants.sigmoid": f"{_DOCS} (family variants): theory/elementwise.py",
     "variants.linear": f"{_DOCS} (family variants): theory/elementwise.py",
+    "models.bert": f"{_DOCS} (family models): theory/real_models.py, the head's "
+                   "conditional logit law",
+    "models.roberta": f"{_DOCS} (family models): theory/real_models.py, the head's "
+                      "conditional logit law",
+    "models.gpt2": f"{_DOCS} (family models): theory/real_models.py, second-order "
+                   "perturbation of s_1(C_T)",
     "causal.cesaro": f"{_DOCS} (family causal): theory/causal.py",
 }
 
