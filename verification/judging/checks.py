@@ -5,9 +5,9 @@ It holds the result records (:class:`Variant`, :class:`SizeRow`, :class:`CheckRe
 the primitives that judge a check's measurements once: an exact check's residuals
 (:func:`_exact`), a statistical check's measurements arranged per size (:class:`_Prepared`)
 and judged by its rate and limit tests, rate-range interval or model family
-(:func:`_judge_rows`, :func:`_statistical`). :mod:`verification.power` judges the same
-samples again against wrong predictions with these; :mod:`verification.verdict` builds a
-claim's verdict from them (the rules are in its docstring).
+(:func:`_judge_rows`, :func:`_statistical`). :mod:`verification.judging.power` judges the
+same samples again against wrong predictions with these; :mod:`verification.judging.verdict`
+builds a claim's verdict from them (the rules are in its docstring).
 """
 from __future__ import annotations
 
@@ -163,7 +163,14 @@ def _matching_residual(measured: np.ndarray, predicted: np.ndarray) -> float:
     return float(cost[rows, cols].max())
 
 
-def _exact(check: Check, data: Measurements, predicted: float, base: dict) -> CheckResult:
+def _exact(check: Check, data: Measurements, predicted: float, base: dict,
+           params: Mapping[str, float] | None = None) -> CheckResult:
+    """Every replicate's residual ``|x - L|`` (or the matched spectrum's) against
+    ``check.tolerance``; the power is ``max(residual + tolerance) / scale``: the relative
+    error of ``L`` that the worst replicate would reject. ``scale`` is ``|L|``, 1 for a
+    spectrum, and for ``L = 0`` the check's ``zero_scale(params)`` (as
+    :func:`verification.judging.power._zero_reference` reads it; ``params`` defaults to the
+    case, ``base["case"]``), else none (power ``inf``)."""
     rows, fail_T, fail_r, worst = [], None, None, 0.0
     for T in sorted(data):
         residuals = []
@@ -187,7 +194,13 @@ def _exact(check: Check, data: Measurements, predicted: float, base: dict) -> Ch
                              f"({check.tolerance_note})")
     # |x - L(1 + e)| >= e|L| - |x - L| exceeds the tolerance once e|L| > residual + tolerance;
     # a spectrum's scale moves its largest eigenvalue (|lambda_1| = 1) by e
-    scale = 1.0 if check.kind == "matching" else abs(predicted)
+    if check.kind == "matching":
+        scale = 1.0
+    elif predicted == 0.0 and check.zero_scale is not None:  # L(1 + e) = 0: e zero_scale
+        case = (base.get("case") or {}) if params is None else params
+        scale = abs(float(check.zero_scale(case)))
+    else:
+        scale = abs(predicted)
     power = worst / scale if scale else math.inf
     return CheckResult(**base, verdict=verdict, reason=reason, rows=rows,
                        failing_size=fail_T, failing_replicate=fail_r, power=power)

@@ -18,14 +18,14 @@ rows drawn from spawned streams; the block count depends on the shape only), so
 Executors. ``workers=1`` runs everything in this process; otherwise a process pool whose
 workers apply the same limits, ignore SIGINT (the coordinator ends them) and exit on their
 own when the coordinator dies (a watchdog thread polls ``os.getppid()``). Any
-:class:`concurrent.futures.Executor` (e.g. Dask's, :mod:`verification.executors`) can be
-passed instead: tasks are module-level functions of plain data. Only the coordinating
+:class:`concurrent.futures.Executor` (e.g. Dask's, :mod:`verification.running.executors`)
+can be passed instead: tasks are module-level functions of plain data. Only the coordinating
 process writes to the store.
 
 Scheduling. The tasks of a whole run are submitted together, the most expensive first
 (:func:`task_cost`), with a few more in flight than there are workers so that none waits
 for the coordinator; each task is leased in the store before it is submitted, so two runs
-on one store never compute the same task (:meth:`verification.store.Store.claim`).
+on one store never compute the same task (:meth:`verification.running.store.Store.claim`).
 """
 from __future__ import annotations
 
@@ -82,8 +82,9 @@ TEXT_PARAMS = ("entries", "backend", "device", "dtype")
 
 
 def params_key(params: Mapping[str, object]) -> str:
-    """The store's key of a case's sampling parameters: :func:`~verification.store.parameters_key`
-    (unchanged, so existing stores stay valid) unless the case names an entry law
+    """The store's key of a case's sampling parameters:
+    :func:`~verification.running.store.parameters_key` (unchanged, so existing stores stay
+    valid) unless the case names an entry law
     (``entries``, ``--entries``) or a backend (``backend``, ``device``, ``dtype``), which
     are then kept as text in the same JSON object."""
     text = {k: str(params[k]) for k in TEXT_PARAMS if params.get(k) is not None}
