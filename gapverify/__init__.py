@@ -14,8 +14,10 @@ The public API (stable)::
   ``verify``, ``predict`` and the rest then take like built-in ones;
 * the claim model, to write claims of your own (:mod:`gapverify.verification.claims.authoring`,
   ``docs/writing-a-claim.md``): :class:`Claim`, :class:`Prediction`, :class:`Check`,
-  :class:`Profile`, :class:`Parameter`, :func:`profiles`, and the registry
-  :data:`CLAIMS`, :func:`get_claim`.
+  :class:`Profile`, :class:`Parameter`, :func:`profiles`, :class:`FiniteSizeModel` and
+  the ready model families of ``Check(models=...)`` (:data:`UNBIASED`,
+  :data:`ONE_OVER_T`, :data:`ONE_OVER_T_SERIES`, :data:`ONE_OVER_LOG_T`), and the
+  registry :data:`CLAIMS`, :func:`get_claim`.
 
 The subpackages: :mod:`gapverify.theory` (sympy/mpmath: what is true),
 :mod:`gapverify.numerics` (numpy/scipy: what is sampled and measured),
@@ -36,6 +38,9 @@ _EXPORTS = {
     "Prediction": f"{_V}.claims.authoring", "Profile": f"{_V}.claims.authoring",
     "Parameter": f"{_V}.claims.authoring", "PARAMETERS": f"{_V}.claims.authoring",
     "profiles": f"{_V}.claims.authoring", "geometric_sizes": f"{_V}.claims.authoring",
+    "FiniteSizeModel": f"{_V}.claims.authoring", "UNBIASED": f"{_V}.claims.authoring",
+    "ONE_OVER_T": f"{_V}.claims.authoring", "ONE_OVER_T_SERIES": f"{_V}.claims.authoring",
+    "ONE_OVER_LOG_T": f"{_V}.claims.authoring",
     "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
     "UsageError": f"{_V}.claims.inputs",
     "load_claims": f"{_V}.claims.registry",

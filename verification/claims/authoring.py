@@ -19,6 +19,16 @@ The pieces:
   rate=..., rate_status=..., rate_note=...)`` (the error decays at least like
   ``T^-rate``), or ``rate_range=(lo, hi)``, or ``models=(...)``; ``kind="exact"`` with a
   ``tolerance(T, measurement)``; ``asserted=False`` with ``record_note`` to record only;
+* :class:`FiniteSizeModel` -- one member of a ``models`` family: the mean at size ``T`` is
+  ``curve(T, L, *theta)``, with the limit ``L`` and the nuisances ``theta`` (starting at
+  ``start``) fitted together, e.g. ``FiniteSizeModel("1/T", "L + c/T", lambda T, L, c: L +
+  c / T, (0.0,))``. A family is a tuple of members: each member that fits the per-size
+  means gives an interval for ``L``, the family accepts the union of these intervals
+  (:func:`gapverify.verification.judging.inference.family_limit`), so a truncation whose
+  order is unknown widens the interval rather than biasing it. Ready families:
+  :data:`UNBIASED` (``L`` at every size), :data:`ONE_OVER_T` (``L + c/T``),
+  :data:`ONE_OVER_T_SERIES` (``L + c/T`` and ``L + c/T + e/T^2``), :data:`ONE_OVER_LOG_T`
+  (``L + c/log T``);
 * the experiment: a function ``f(rng, T, params) -> dict`` of named measurements (floats
   or arrays) of one replicate at size ``T``; ``rng`` is a ``numpy.random.Generator``
   spawned from the run's root seed (use no other randomness);
@@ -28,11 +38,14 @@ The pieces:
 from __future__ import annotations
 
 from gapverify.theory.parameters import PARAMETERS, Parameter
+import importlib
+
 from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Prediction, Profile
-from gapverify.verification.claims.registry._common import _grid
+from gapverify.verification.judging.inference import FiniteSizeModel
 
 __all__ = ["Claim", "Prediction", "Check", "Profile", "Parameter", "PARAMETERS",
-           "POWER_TARGETS", "geometric_sizes", "profiles"]
+           "POWER_TARGETS", "geometric_sizes", "profiles", "FiniteSizeModel", "UNBIASED",
+           "ONE_OVER_T", "ONE_OVER_T_SERIES", "ONE_OVER_LOG_T"]
 
 
 def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
@@ -40,7 +53,23 @@ def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
     if not (isinstance(low, int) and isinstance(high, int) and 16 <= low < high):
         raise ValueError(f"parameter 'sizes' must be integers 16 <= low < high, got "
                          f"({low!r}, {high!r})")
-    return _grid(low, high)
+    return _common()._grid(low, high)
+
+
+#: The ready model families, defined with the built-in claims' (``registry/_common.py``).
+_FAMILIES = ("UNBIASED", "ONE_OVER_T", "ONE_OVER_T_SERIES", "ONE_OVER_LOG_T")
+
+
+def _common():
+    # read on first use: importing this module must not load the registry, whose plug-ins
+    # import this module's names (``from gapverify import Check, profiles``)
+    return importlib.import_module("gapverify.verification.claims.registry._common")
+
+
+def __getattr__(name: str):
+    if name in _FAMILIES:
+        return getattr(_common(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def profiles(**sweeps: tuple[int, int, int]) -> dict[str, Profile]:
