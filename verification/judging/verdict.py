@@ -208,7 +208,9 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
             continue
         if check.kind in ("exact", "matching"):
             scale = variant.scale_for(check.prediction) if check.kind == "matching" else 1.0
-            res = _exact(check, judged, scale if check.kind == "matching" else value, base)
+            # a prediction of 0 is measured against its zero scale at the theory's parameters
+            res = _exact(check, judged, scale if check.kind == "matching" else value, base,
+                         params=theory)
         else:
             # a law's scale moves with the variant's parameters and scale
             scale = variant.scale_for(check.prediction)
