@@ -281,7 +281,7 @@ def _backend_params(p: Mapping[str, object]) -> Backend:
                          "numpy path only")
     b = backend_of(p)
     if b.name == "torch" and b.device == "cpu":
-        # the runner's policy (verification.runner.task_limits): one BLAS thread per task,
+        # the runner's policy (verification.running.runner.task_limits): one BLAS thread per task,
         # so the numbers do not depend on --workers
         b.lib.set_num_threads(1)
     return b

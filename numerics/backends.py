@@ -9,7 +9,7 @@ written once against the array API standard through ``array_api_compat``
 (``xp = array_namespace(x)``): numpy, torch or cupy.
 
 Random streams. Each backend draws from its own generator, seeded from the task's numpy
-stream (which is derived from the recorded root seed, :func:`verification.runner.stream`):
+stream (which is derived from the recorded root seed, :func:`verification.running.runner.stream`):
 ``seed = rng.integers(2**63)``, then ``torch.Generator(device).manual_seed(seed)``,
 ``cupy.random.default_rng(seed)`` or ``numpy.random.default_rng(seed)``. The same backend,
 device, dtype and root seed give the same numbers; different backends give different draws

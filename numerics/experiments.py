@@ -309,7 +309,7 @@ EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAV
 # --- real transformers and trainability (optional: torch, transformers) -------------------
 # numerics.hf_models and numerics.training import torch only inside their functions: the
 # registry (and this module) never import it. Where torch is missing the claims sample
-# "models.unavailable" instead (verification.registry.models).
+# "models.unavailable" instead (verification.claims.registry.models).
 EXPERIMENTS.update({f"models.{name}": _hf.model_experiment(name) for name in _hf.MODEL_NAMES})
 EXPERIMENTS.update({"training.fix": _tr.training_experiment,
                     "models.unavailable": _hf.unavailable_experiment})

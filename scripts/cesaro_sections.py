@@ -8,9 +8,9 @@ family that judges ``causal.cesaro`` ``s1_mean`` fitted to them.
 ``s_1(C_T)`` is deterministic: Lanczos on the matrix-free operator (``O(T)`` per product,
 :func:`numerics.causal.cesaro_top_singular_value`) on the sizes ``2^(k/2)``. For each
 window of sizes the three finite-size models of the check
-(``verification.registry.causal._SECTION_MODELS``) are fitted to the values alone, as
+(``verification.claims.registry.causal._SECTION_MODELS``) are fitted to the values alone, as
 the verdict fits them to the sampled sizes' means, and the union of their intervals
-(:func:`verification.inference.family_limit`, at the quantile of 10 tests at level 0.01)
+(:func:`verification.judging.inference.family_limit`, at the quantile of 10 tests at level 0.01)
 is printed with whether it holds 2 and whether it rejects 2 (1 +- 3%).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""The Python API: ``from verification import verify, predict, describe, statement``.
 
-A thin facade over what the command line runs (:func:`verification.suite.verify`,
-:func:`verification.suite.results_json`, the same input checks as ``gapverify run``), so
+A thin facade over what the command line runs (:func:`verification.running.suite.verify`,
+:func:`verification.running.suite.results_json`, the same input checks as ``gapverify run``), so
 the numbers, verdicts and store are those of ``gapverify run``:
 
 >>> from verification import predict
@@ -99,7 +99,7 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
 
 def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
-    (:func:`verification.claimdocs.describe_claim`)."""
+    (:func:`verification.tools.claimdocs.describe_claim`)."""
     from gapverify.verification.tools.claimdocs import describe_claim
 
     _claim(claim)

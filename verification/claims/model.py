@@ -3,7 +3,7 @@ r"""The data types of the claim registry: a claim is data.
 A :class:`Claim` has a stable id (``docs/claims.md``), a status, named :class:`Prediction` s
 (exact sympy expressions of the parameters, each with its own status), the
 :class:`Check` s that measure them on sampled matrices with a stated rate, references,
-the experiment that samples it and its sweep profiles. :mod:`verification.registry` lists
+the experiment that samples it and its sweep profiles. :mod:`verification.claims.registry` lists
 every claim; the command line, the verifier, the tables, the snapshots, the audit and the
 tests all read that one registry.
 """
@@ -99,13 +99,13 @@ class Check:
         like ``T^-rate``; fitted exponent and extrapolation at that rate), or a
         ``rate_range`` ``(r_lo, r_hi)``: ``x_T = L + c T^-r`` with ``r`` estimated in that
         range, the rate's uncertainty carried into the limit's interval (profile
-        likelihood; :func:`verification.inference.profile_limit`). One of the two is
+        likelihood; :func:`verification.judging.inference.profile_limit`). One of the two is
         required for an asserted check: a check that cannot reject a wrong limit is not a
         check.
         A third model, ``models``: a family of finite-size models of known form
-        (:class:`verification.inference.FiniteSizeModel`), for a correction that is not a
+        (:class:`verification.judging.inference.FiniteSizeModel`), for a correction that is not a
         power of ``T`` (``1/log^2 T``); the limit's interval is the union of the members'
-        (:func:`verification.inference.family_limit`).
+        (:func:`verification.judging.inference.family_limit`).
       * ``"distance"``: Kolmogorov distance between the sample array ``statistic`` and the
         law ``cdf(params, scale)``; tends to 0 like ``T^-rate``.
       * ``"exact"``: ``|x - L| <= tolerance(T, m)`` for every replicate (round-off bound).

@@ -217,7 +217,7 @@ def _large_claims(claims: list[str], args) -> list[str]:
 
 
 class _terminate_as_interrupt:
-    """SIGTERM raises :class:`verification.runner.Terminated` in the main thread while a
+    """SIGTERM raises :class:`verification.running.runner.Terminated` in the main thread while a
     run is on (a ``KeyboardInterrupt``: the same clean-up as Ctrl-C, exit 143)."""
 
     def __enter__(self):

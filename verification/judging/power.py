@@ -5,8 +5,9 @@ A check that passes is judged again, on the same samples, against predictions ma
 those samples reject on both sides; :func:`wrong_values` and :func:`parameter_moves` say
 how far each wrong parameter value (``x1.25``, ``x0.8``) moves a prediction, and
 :func:`parameter_blind_spots` which of those no check that passed with power can see;
-:func:`power_text` prints a power. The judging itself is :mod:`verification.judging`'s;
-:mod:`verification.verdict` turns a power worse than the profile's target into "lacks power".
+:func:`power_text` prints a power. The judging itself is
+:mod:`verification.judging.checks`'s; :mod:`verification.judging.verdict` turns a power
+worse than the profile's target into "lacks power".
 """
 from __future__ import annotations
 

@@ -16,11 +16,11 @@ The rules (printed with every verdict table, see :data:`RULES`):
 ``limit`` with a rate range :math:`[r_{lo}, r_{hi}]`
     the finite-size model :math:`\bar x_T = L + c T^{-r}` with :math:`r` estimated in the
     range: the claimed limit lies in the profile-likelihood interval of :math:`L`
-    (:func:`verification.inference.profile_limit`).
+    (:func:`verification.judging.inference.profile_limit`).
 ``limit`` with a model family
     each finite-size model of the family (a correction of known form, e.g.
     :math:`1/\log^2 T`) is fitted; the claimed limit lies in the union of their intervals
-    (:func:`verification.inference.family_limit`).
+    (:func:`verification.judging.inference.family_limit`).
 
 Power. A check that passes is also asked how wrong its prediction would have to be for
 the same samples to reject it: the *power* is the smallest relative error :math:`e` such
@@ -61,7 +61,8 @@ from gapverify.verification.judging.power import (
 )
 
 #: every name this module defined before judging and power moved out
-#: (:mod:`verification.judging`, :mod:`verification.power`): those re-exported from there
+#: (:mod:`verification.judging.checks`, :mod:`verification.judging.power`): those
+#: re-exported from there
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
            "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "claim_reason", "asserted_predictions",
            "VERIFYING_STATUSES", "power_class",

@@ -8,7 +8,7 @@ all behind the one :class:`concurrent.futures.Executor` interface the sweep uses
 worker processes on this machine. Either way tasks go through
 ``Client.get_executor()``, results come back to this process and only this process
 writes to the store. The numbers are the same as the process pool's: every task sets its
-own thread limits (:func:`verification.runner.task_limits`) and its random stream depends
+own thread limits (:func:`verification.running.runner.task_limits`) and its random stream depends
 on its ids only.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Engine:
     memory: tuple[int, int] | None = None
 
     def check_memory(self, tasks) -> None:
-        """:func:`verification.runner.check_memory` against where the tasks will run."""
+        """:func:`verification.running.runner.check_memory` against where the tasks will run."""
         if self.memory is None:
             check_memory(tasks, self.slots)
         else:

@@ -43,7 +43,7 @@ def _entry_overrides(opts: RunOptions) -> dict:
 
 def select_entry_claims(claims: Sequence[str], entries: str | None, named: bool) -> list[str]:
     """The claims a run with ``--entries`` judges: with a law other than softmax's, the
-    claims that take entry laws (:data:`verification.registry.markov.ENTRY_LAW_HYPOTHESES`);
+    claims that take entry laws (:data:`verification.claims.registry.markov.ENTRY_LAW_HYPOTHESES`);
     without claim names, those are selected; a named claim that takes none is an error
     (exit 2) naming it and the claims that do."""
     from gapverify.theory.parameters import ParameterError

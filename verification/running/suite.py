@@ -269,7 +269,7 @@ def _case_label(claim: Claim, values: Mapping[str, float], varying: set[str]) ->
 def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     """One result per claim: the checks of every case, labelled with the case's parameters;
     a prediction is verified when its checks pass with power wherever they are judged
-    and at least one case judges it (:func:`verification.verdict.claim_verdict`)."""
+    and at least one case judges it (:func:`verification.judging.verdict.claim_verdict`)."""
     if len(parts) == 1:
         return parts[0][1]
     varying = {k for k in claim.parameters if len({str(v[k]) for v, _ in parts}) > 1}
@@ -446,7 +446,7 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
 
 def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:
     """The run as plain data (what ``--json`` writes and the store keeps): with its
-    provenance, and the table's verdict words (:mod:`verification.output`)."""
+    provenance, and the table's verdict words (:mod:`verification.running.output`)."""
     from gapverify.verification.running.output import RESULTS_SCHEMA, provenance, with_words
 
     return {

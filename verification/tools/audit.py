@@ -5,7 +5,7 @@ the audit samples once, through the same machinery and store as ``gapverify run`
 sizes, replicates, parameters and root seed give the same stored samples), judges the
 statement as stated (it must be verified: pass, with power) and then makes *each
 prediction wrong on its own*, everything else unchanged, and judges the same
-measurements again (:func:`verification.verdict.judge_claim`, no resampling):
+measurements again (:func:`verification.judging.verdict.judge_claim`, no resampling):
 
 ``NAME x(1+e)``, ``NAME x(1-e)``
     the predicted limit (a law's scale, an exact value) off by the profile's power target
@@ -33,12 +33,12 @@ predictions are audited and reported, and never fail it.
 
 It also prints each check's *power* per case: the smallest relative error of its
 prediction that the samples reject on both sides, measured by bisection on the judging
-(:func:`verification.verdict.measure_power`).
+(:func:`verification.judging.verdict.measure_power`).
 
 Every variant is judged with the claim's quantile ``q`` (the Bonferroni split of the
 false-alarm level over that claim's tests, as ``gapverify run`` uses).
 
-Output (:mod:`verification.audit_report`): a table per claim and case (prediction,
+Output (:mod:`verification.cli.audit`): a table per claim and case (prediction,
 status, checks and their power, the limit, parameter and rate variants, outcome), a
 summary; ``--json PATH`` writes the same as data. Exit 0 when every claim passes, 1 otherwise, 2 on bad input.
 """
@@ -356,7 +356,7 @@ def _varying(claim: Claim, cases: list[dict]) -> list[str]:
 
 def plan(opts: AuditOptions):
     """Claims, profiles, cases, tests and quantiles: the plan of the equivalent run
-    (:func:`verification.suite.plan_run`), so the audit reports the power of that run."""
+    (:func:`verification.running.suite.plan_run`), so the audit reports the power of that run."""
     from gapverify.verification.running.suite import RunOptions, plan_run
 
     return plan_run(RunOptions(claims=list(opts.claims), profile=opts.profile,
@@ -366,7 +366,7 @@ def plan(opts: AuditOptions):
 
 def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditReport:
     """Sample (or reuse) every case of every selected claim once, in one sweep
-    (:func:`verification.suite.sample_all`), and audit it."""
+    (:func:`verification.running.suite.sample_all`), and audit it."""
     from gapverify.verification.running.executors import make_engine
     from gapverify.verification.running.suite import _engine, sample, sample_all
 

@@ -1,9 +1,9 @@
 r"""What a claim says, as data and as Markdown: ``gapverify describe`` and ``docs/claims.md``.
 
-(Named ``claimdocs``, not ``describe``: a submodule ``verification.describe`` would shadow
-the API function ``verification.describe`` once imported.)
+(Named ``claimdocs``, not ``describe``, to keep it apart from the API's function
+:func:`verification.api.describe`.)
 
-Everything here is read from the registry (:data:`verification.registry.CLAIMS`): the
+Everything here is read from the registry (:data:`verification.claims.registry.CLAIMS`): the
 statement (sympy), the status of each prediction, the derivation notes the registry
 carries (each prediction's ``note``, each check's ``rate_note``, ``domain_note``,
 ``tolerance_note`` and ``record_note``, and the docstring of the family module that
@@ -75,7 +75,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
     value at each case of ``profile``), checks (kind, rate or rate range, domain), the
     profiles (sizes, replicates, power target), status and references.
 
-    Raises :class:`verification.registry.UnknownClaimError` for an unknown id and
+    Raises :class:`verification.claims.registry.UnknownClaimError` for an unknown id and
     ``KeyError`` for a profile the claim does not have.
     """
     from gapverify.verification.claims.registry import get_claim
@@ -131,7 +131,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
 def statements_latex(claim: Claim) -> dict[str, tuple[str, dict]]:
     """Per prediction: its equation in LaTeX at symbolic parameters, and the parameters
     that had to be numbers (at their defaults) for a formula that needs them, e.g.
-    ``int(depth)`` (:func:`verification.snapshot._equation`, as the snapshots do)."""
+    ``int(depth)`` (:func:`verification.tools.snapshot._equation`, as the snapshots do)."""
     import sympy as sp
 
     from gapverify.verification.tools.snapshot import _equation

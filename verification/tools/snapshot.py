@@ -1,6 +1,6 @@
 r"""``gapverify snapshot``: regression testing of the claims' statements.
 
-A snapshot records, for every claim of :data:`verification.registry.CLAIMS`, what the
+A snapshot records, for every claim of :data:`verification.claims.registry.CLAIMS`, what the
 suite *states*: the claim's status and each prediction's status, kind and measured
 quantity; the paper's result it checks (``paper_result``); the statement at symbolic
 parameters; every number it gives (:mod:`~gapverify.verification.tools.snapshot_numbers`):

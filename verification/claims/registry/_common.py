@@ -46,10 +46,10 @@ def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
               gpu: tuple[int, int, int] | None = None) -> dict[str, Profile]:
     """Profiles ``(low, high, replicates)``, each with its power target; ``large`` goes
     beyond the standard sizes: to ``T = 16384`` for the Lanczos-based claims where memory
-    allows (``verification.runner.check_memory``), to ``T = 1024`` for
+    allows (``verification.running.runner.check_memory``), to ``T = 1024`` for
     ``depth.stable_rank`` (a margin over the standard's power); ``gpu`` (claims with an
     array-API experiment, :mod:`numerics.array_api`) reaches ``T = 65536`` and runs only with ``--backend torch``
-    or ``cupy`` (``verification.sampling_inputs.backend_keys``)."""
+    or ``cupy`` (``verification.running.sampling_inputs.backend_keys``)."""
     (ql, qh, qr), (sl, sh, sr) = quick, standard
     out = {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
            "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
