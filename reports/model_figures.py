@@ -10,7 +10,7 @@ r"""Real transformers and trainability: depth profiles, exponents in ``T``, loss
 ``exponents``
     from a run's JSON (``gapverify run models.bert ... --json R.json``): for every recorded
     statistic, the exponent ``a`` of ``mean ~ C T^a`` (weighted log-log fit,
-    :func:`verification.inference.power_law_fit`) with its 95% interval.
+    :func:`verification.judging.inference.power_law_fit`) with its 95% interval.
 ``loss_curves_figure``
     the loss curves of ``training.fix`` (every seed, standard and fixed).
 

@@ -1,7 +1,7 @@
 """Where a report's numbers come from: a judged run, read back, never recomputed.
 
-A run is the plain data of :func:`verification.suite.results_json` (what ``gapverify run
---json`` writes and what :meth:`verification.store.Store.last_run` returns). This module
+A run is the plain data of :func:`verification.running.suite.results_json` (what ``gapverify run
+--json`` writes and what :meth:`verification.running.store.Store.last_run` returns). This module
 reads it from a results JSON file or from a store, fetches a claim's stored measurements
 (the spectra behind the figures) with the run's own parameters, seed and code version, and
 turns a verdict and a status into the words a report prints.
@@ -95,7 +95,7 @@ def claim_verdict_word(claim: Mapping[str, Any]) -> str:
 def _check_run(run: object, where: str) -> Run:
     """``run`` checked, with each claim's and check's ``verdict`` the machine outcome
     (``pass``, ``fail``, ...): results of schema 2 write the table's word as ``verdict``
-    and the outcome as ``outcome`` (:mod:`verification.output`); older ones wrote the
+    and the outcome as ``outcome`` (:mod:`verification.running.output`); older ones wrote the
     outcome as ``verdict``. Both read the same."""
     if not isinstance(run, dict) or not isinstance(run.get("claims"), list):
         raise ResultsError(f"{where} is not a gapverify results file (no 'claims' list)")
@@ -180,7 +180,7 @@ def load_measurements(store: str | Path | None, run: Mapping[str, Any], claim: M
     """The stored replicates behind ``claim`` (one entry of ``run["claims"]``) at ``sizes``
     (default: the largest size), keyed exactly as the run sampled them: the experiment
     (:func:`experiment_of`), the parameters (the claim's, or one of its ``cases`` given as
-    ``parameters``; :func:`verification.store.parameters_key`), the root seed, the
+    ``parameters``; :func:`verification.running.store.parameters_key`), the root seed, the
     replicate count and the run's code version. ``None`` when the store is absent or lacks
     them (a results file from another machine, measurements of another code version, or a
     store of an older schema).

@@ -24,7 +24,7 @@ __all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_p
 def split_case(label: str) -> tuple[str, str]:
     """``("sr_X", "depth=2, gamma=1")`` from a check label: the suite labels the checks of
     a claim that sweeps cases ``"sr_X @ depth=2, gamma=1"``
-    (:func:`verification.suite._merge`); older results wrote ``"sr_X [depth=2, gamma=1]"``.
+    (:func:`verification.running.suite._merge`); older results wrote ``"sr_X [depth=2, gamma=1]"``.
 
     Reading only the bracket form left every case's label whole, so a rate note written
     once per check was printed under each case's label, where it read as a statement about
