@@ -36,6 +36,9 @@ class Drawn:
     #: the claim a per-claim figure shows (the report's appendix sets it beside that
     #: claim's per-size table); ``None`` for a figure of the whole run
     claim: str | None = None
+    #: the convergence overview (:mod:`reports.overview_figure`): set in the main report
+    #: after the summary, not among the figures of the whole run
+    overview: bool = False
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -72,6 +75,8 @@ def _text_artists(fig) -> list[tuple[str, object]]:
         out.append((f"axes {i} x label", ax.xaxis.label))
         out.append((f"axes {i} y label", ax.yaxis.label))
         for axis, xy in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            if not ax.axison:  # axis("off"): no tick is drawn
+                break
             for tick in axis._update_ticks():  # the ticks drawn: inside the view limits
                 for t in (tick.label1, tick.label2):
                     if t.get_visible():
@@ -83,6 +88,7 @@ def _text_artists(fig) -> list[tuple[str, object]]:
     for j, leg in enumerate(fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]):
         for t in leg.get_texts():
             out.append((f"legend {j} {t.get_text()!r}", t))
+        out.append((f"legend {j} title", leg.get_title()))
     return [(name, t) for name, t in out if t.get_visible() and t.get_text().strip()]
 
 

@@ -48,7 +48,8 @@ from gapverify.reports.prose import prose
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.table_cells import _registry_check, _slug, split_case
 
-__all__ = ["claim_figures", "asserted_panels", "paper_result", "PANELS", "figure_name"]
+__all__ = ["claim_figures", "asserted_panels", "paper_result", "PANELS", "figure_name",
+           "judged_means", "limit_interval"]
 
 #: Panels of one figure (3 columns, 4 rows fit a page at text width).
 PANELS = 12
@@ -156,7 +157,7 @@ def _model_curve(claim: Mapping[str, Any], check: Mapping[str, Any], T: np.ndarr
     return None
 
 
-def _limit_interval(claim: Mapping[str, Any], check: Mapping[str, Any]) -> tuple[float, float, float] | None:
+def limit_interval(claim: Mapping[str, Any], check: Mapping[str, Any]) -> tuple[float, float, float] | None:
     """``(centre, low, high)`` of the extrapolated limit the verdict used."""
     lim, se = check.get("limit_hat"), check.get("limit_se")
     band = check.get("limit_interval")
@@ -170,7 +171,11 @@ def _limit_interval(claim: Mapping[str, Any], check: Mapping[str, Any]) -> tuple
     return None
 
 
-def _limit_panel(ax, claim, check) -> None:
+def judged_means(claim: Mapping[str, Any], check: Mapping[str, Any]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""``(T, mean, se)`` of a check's rows as its verdict judged them: for a pooled check
+    (``corrected``) the mean less the theory's finite-size mean (the registry's
+    ``Check.correction``, :math:`\bar x_T - \mathrm{E}_T`), else the rows' means."""
     rows = check["rows"]
     T = np.array([r["T"] for r in rows], dtype=float)
     mean = np.array([r["mean"] for r in rows], dtype=float)
@@ -181,6 +186,11 @@ def _limit_panel(ax, claim, check) -> None:
         if correction is not None:
             mean = mean - np.asarray(correction(check.get("case") or claim.get("parameters", {}),
                                                 T.astype(int)), dtype=float)
+    return T, mean, se
+
+
+def _limit_panel(ax, claim, check) -> None:
+    T, mean, se = judged_means(claim, check)
     x_inf = T.max() * 2.2  # where T = infinity is drawn
     ax.errorbar(T, mean, yerr=se, fmt="o", color=_EMP, ms=3.5, capsize=2, zorder=3)
     predicted = check.get("predicted")
@@ -190,7 +200,7 @@ def _limit_panel(ax, claim, check) -> None:
     if fitted is not None:
         t = np.geomspace(T.min(), x_inf, 80)
         ax.plot(t, fitted[0](t), color=_FIT, linewidth=1.0)
-    band = _limit_interval(claim, check)
+    band = limit_interval(claim, check)
     if band is not None:
         centre, lo, hi = band
         ax.errorbar([x_inf], [centre], yerr=[[centre - lo], [hi - centre]], fmt="s",

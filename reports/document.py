@@ -8,9 +8,11 @@ Layout of the output folder::
 
 ``report.tex`` ``\input``\ s the tables and includes the PDF figures. Page 1 holds the
 run's parameters (profile, level, seed, commit) and the per-claim summary, set in place
-beside the introduction and the verdict rules; then the per-check table, its parts set in
-place one a page (a run with peers' results: a section for the paper's claims and one for
-the peers', :func:`reports.table_cells.claim_blocks`), and the figures of the whole run.
+beside the introduction and the verdict rules; then the convergence overview
+(:mod:`reports.overview_figure`, every asserted prediction against :math:`T`, set in place
+on its own page); then the per-check table, its parts set in place one a page (a run
+with peers' results: a section for the paper's claims and one for the peers',
+:func:`reports.table_cells.claim_blocks`), and the figures of the whole run.
 ``appendix=True`` adds the notes on the checks and, per claim, its figure and its per-size
 convergence table (long: one float per check group); the per-claim figures are written
 to ``figures/`` either way. It is compiled twice (for references) with ``-interaction=nonstopmode
@@ -53,6 +55,8 @@ _TEXT_WIDTH_IN = 17.0 / 2.54  # a4 with 2 cm margins
 #: Largest height of a figure: two figures and their captions share a float page
 #: (floatpagefraction 0.75: at full width the per-claim figures took a page each)
 FIGURE_HEIGHT = "0.36\\textheight"
+#: Largest height of the convergence overview: the page less its section title and caption
+OVERVIEW_HEIGHT = "0.74\\textheight"
 
 
 class CompileError(RuntimeError):
@@ -203,14 +207,17 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
     level_tex = (TeX(r"\num{" + significant(level, 3) + "}") if isinstance(level, (int, float))
                  else TeX("?"))
     run_note = TeX(" Run: " + _run_text(run) + ".")
-    figs, per_claim = [], {}
+    figs, per_claim, overviews = [], {}, []
     for d in drawn:
         pdf, png = save(d, out / "figures")
         files.figures.append((pdf, png))
         entry = {"name": TeX(d.name), "caption": TeX(d.caption + run_note),
                  "width": _width(d.figure), "height": TeX(FIGURE_HEIGHT),
                  "path": TeX(f"figures/{d.name}.pdf")}
-        if d.claim is None:
+        if d.overview:  # drawn at the text width: shown at its size, within a page
+            overviews.append({**entry, "height": TeX(OVERVIEW_HEIGHT), "width": TeX(
+                f"{min(1.0, float(d.figure.get_size_inches()[0]) / _TEXT_WIDTH_IN):.2f}\\linewidth")})
+        elif d.claim is None:
             figs.append(entry)
         else:  # a claim's figure: in the appendix, beside the claim's per-size table
             per_claim.setdefault(d.claim, []).append(entry)
@@ -242,6 +249,7 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
         appendix=appendix,
         rules=[prose(r) for r in run.get("rules", [])],
         figures=figs,
+        overviews=overviews,
         skipped=files.skipped,
         appendix_blocks=[{"title": b.title, "claims": [
             {"table": TeX("tables/" + Path(claim_table[id(c)]).stem),

@@ -2,6 +2,10 @@ r"""Figures of a judged run (matplotlib, Agg canvas; PDF for LaTeX, PNG for peop
 
 Each figure reads what the run stored and recomputes no sample:
 
+``overview`` (and ``overview-peers``; :mod:`reports.overview_figure`)
+    one panel per claim: every asserted limit and distance check as the relative deviation
+    :math:`(\bar x_T - L)/|L|` of its mean against :math:`T`, with the band of the
+    profile's power target; in the main report after the summary.
 ``singular-values``
     histogram of the bulk singular values :math:`\sqrt T s_2, \dots, \sqrt T s_T` of
     :math:`A` at the largest size (``markov.singular_law``, stored array ``bulk``), and of
@@ -38,6 +42,7 @@ from gapverify.reports.canvas import STYLE, Drawn, new_figure, save
 from gapverify.reports.claim_figures import claim_figures
 from gapverify.reports.latex import TeX, escape
 from gapverify.reports.numbers import shorthand
+from gapverify.reports.overview_figure import overview_figures
 from gapverify.reports.results import load_measurements
 from gapverify.reports.table_cells import split_case
 
@@ -345,6 +350,10 @@ def draw_all(run: Mapping[str, Any], store) -> tuple[list[Drawn], list[str]]:
                      " (the results hold neither claim, or the store lacks their "
                      "measurements at this code version)")
             skipped.append(f"{name}: needs {needs}{where}")
+        overview = overview_figures(run)
+        drawn = overview + drawn
+        if not overview:
+            skipped.append("overview: no asserted limit or distance check with a measured size")
         per_claim = claim_figures(run)
         drawn += per_claim
         if not per_claim:

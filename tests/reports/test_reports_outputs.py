@@ -153,7 +153,7 @@ def test_figures_come_from_the_stored_spectra(tiny, tmp_path):
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
     # without the store only the figures of the results file remain, and it says why
     drawn, skipped = draw_all(run, None)
-    assert [d.name for d in drawn] == ["markov-outliers", "markov-singular-law"]
+    assert [d.name for d in drawn] == ["overview", "markov-outliers", "markov-singular-law"]
     assert any("--store" in s for s in skipped)
 
 
