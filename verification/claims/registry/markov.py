@@ -63,7 +63,9 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="softmax.kappa",
     references=(GAP,),
-    profiles=_profiles((64, 1024, 40), (64, 1024, 96)),
+    # quick: 96 replicates (40 left the rate +0.5 variant, 1.25, unrejected in 2 of 7 root
+    # seeds of base 987654321: fitted beta 1.05 and 1.11 +- 0.05)
+    profiles=_profiles((64, 1024, 96), (64, 1024, 96)),
     cases={"quick": ({"s2": 0.25}, {}), "standard": ({"s2": 0.25}, {"s2": 0.5}, {})},
 ))
 
@@ -86,20 +88,21 @@ _register(Claim(
         Check("law", "bulk", "distance", rate=2 / 3, rate_status="empirical",
               rate_note="Kolmogorov distance; measured T^-0.85 at s2 = log 2 for "
                         "T >= 100; asserted conservatively as 2/3", cdf=_quarter_circle_cdf),
-        Check("second_moment", "second_moment", "limit", rate=0.85, rate_status="derived",
+        Check("second_moment", "second_moment", "limit", rate=0.9, rate_status="derived",
               rate_note="bias and sd ~ 1/T asymptotically (a normalised trace); measured local "
-                        "slopes 0.92 (T = 128..1024), 0.92±0.14 and 0.99±0.13 (quick): "
-                        "asserted 0.85"),
+                        "slopes 0.92 (T = 128..1024), 0.92±0.14 and 0.99±0.13 (quick), "
+                        "0.92-1.10 (quick, 7 root seeds of base 987654321): asserted 0.9"),
         Check("edge", "edge", "limit", rate_range=EDGE_RATES, rate_status="derived",
               rate_note=_EDGE_NOTE, domain=light_tails, domain_note=_LIGHT_TAIL_NOTE),
     ),
     parameters=("s2", "mu"),
     experiment="markov.singular_law",
     references=(BCC, GAP),
-    # quick: 24 replicates (12 left the rate +0.5 variant of second_moment unrejected at
-    # s2 = 1/2 once standard errors were judged with Student-t quantiles: fitted beta
-    # 0.94 +- 0.11 against 1.35, default seed)
-    profiles=_profiles((128, 724, 24), (128, 1024, 32)),
+    # quick: 48 replicates and the stated rate 0.9 (was 0.85): with 24, the rate +0.5
+    # variant of second_moment (then 1.35) was not rejected in 5 of 7 root seeds drawn from
+    # base seed 987654321 (fitted beta 0.92-1.10 +- 0.10); 12 had missed it at the default
+    # seed once standard errors were judged with Student-t quantiles
+    profiles=_profiles((128, 724, 48), (128, 1024, 32)),
     cases=_S2_CASES,
 ))
 
