@@ -2,7 +2,7 @@
 stable-rank and outlier statistic at T = 4096, as ratios to sampling the matrix (the
 unavoidable T^2 work) and to a full SVD, all from one run.
 
-Everything runs under the sweep's threading policy (:func:`verification.runner.task_limits`:
+Everything runs under the sweep's threading policy (:func:`verification.running.runner.task_limits`:
 BLAS at one thread); sampling is timed with one thread and with every core
 (:func:`numerics.samplers.set_sampling_threads`), the statistics' ratios are to the
 latter, what a task given the whole machine pays. Target (issue 8): each statistic at most

@@ -1,6 +1,6 @@
 """The ``gapverify tables`` and ``gapverify report`` commands.
 
-Picked up by :func:`verification.cli._load_extensions` through :func:`register` and
+Listed in :data:`verification.cli._COMMAND_MODULES`, which registers it through :func:`register` and
 :data:`COMMANDS`. Both read a judged run, never sample:
 
 * ``--from RESULTS.json``: the results file written by ``gapverify run --json``;
