@@ -1,7 +1,7 @@
 """The ``gapverify tables`` and ``gapverify report`` commands.
 
-Listed in :data:`verification.cli._COMMAND_MODULES`, which registers it through :func:`register` and
-:data:`COMMANDS`. Both read a judged run, never sample:
+Listed in :data:`verification.cli._COMMAND_MODULES`, which registers it through
+:func:`register` and :data:`COMMANDS`. Both read a judged run, never sample:
 
 * ``--from RESULTS.json``: the results file written by ``gapverify run --json``;
 * ``--store PATH``: the SQLite store (default ``$GAPVERIFY_STORE``, else
