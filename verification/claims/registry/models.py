@@ -43,7 +43,10 @@ network trains more often, at the 1% level (two-sided). Fisher's test after the 
 (150 steps) is recorded beside it. The budget of 60 steps, the task and the value scale
 were chosen after pilot runs that included the quick profile's own seeds (docs/models.md,
 "training.fix"): the claim is about training *speed* at this budget, and with 150 steps
-both variants train every seed. The seeds tables (``gapverify run`` shows the fractions
+both variants train every seed. The test on seeds disjoint from those (root seed 20261201,
+standard profile, settings unchanged since 2026-11-30) failed: at depth 6, ``T = 64`` the
+standard network trains every seed within 60 steps too (docs/models.md, "The test on
+fresh seeds"). The seeds tables (``gapverify run`` shows the fractions
 and p-values only): ``python -m gapverify.reports.model_figures training``.
 
 Without torch every check is outside its domain ("not assessed: torch not installed"),
