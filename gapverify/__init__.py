@@ -40,7 +40,7 @@ _EXPORTS = {
     "profiles": f"{_V}.claims.authoring", "geometric_sizes": f"{_V}.claims.authoring",
     "FiniteSizeModel": f"{_V}.claims.authoring", "UNBIASED": f"{_V}.claims.authoring",
     "ONE_OVER_T": f"{_V}.claims.authoring", "ONE_OVER_T_SERIES": f"{_V}.claims.authoring",
-    "ONE_OVER_LOG_T": f"{_V}.claims.authoring",
+    "ONE_OVER_LOG_T": f"{_V}.claims.authoring", "POWER_TARGETS": f"{_V}.claims.authoring",
     "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
     "UsageError": f"{_V}.claims.inputs",
     "load_claims": f"{_V}.claims.registry",
