@@ -67,10 +67,12 @@ _register(Claim(
               rate_note="T^2 i.i.d. samples: sd ~ 1/T; asserted 0.9 (measured 1.06±0.06, quick); "
                         "power relative to 3, the standardised fourth moment of a Gaussian",
               zero_scale=lambda p: 3.0),
-        Check("merged_sq_corr", "merged_sq_corr", "limit", rate=1.25, rate_status="derived",
+        Check("merged_sq_corr", "merged_sq_corr", "limit", rate=1.4, rate_status="derived",
               rate_note="all pairs sharing a row or a column, i.i.d. entries: the row sums' "
                         "linear fluctuations cancel against m2^2, leaving sd ~ T^(-3/2); "
-                        "asserted 1.25 (measured 1.46±0.06, quick); power relative to 1/2: "
+                        "asserted 1.4 (measured 1.46±0.06, quick; 1.41-1.56 over 7 root seeds "
+                        "of base 987654321; at 1.25 the rate +0.5 variant went unrejected in "
+                        "6 of 20 root seeds of base 271828); power relative to 1/2: "
                         "corr = cov(M^2, M'^2)/var(M^2), a relative error e of "
                         "E M^2 M'^2 = sigma^4 is a correlation e/2",
               zero_scale=lambda p: 0.5),
