@@ -10,7 +10,7 @@ Per check and case, against :math:`T` on a log axis, a panel plots:
   95% interval of the mean); a pooled check (``corrected``) plots the mean less the theory's
   finite-size mean, as its verdict judged it (:func:`reports.claim_figures.judged_means`);
 * a limit check with :math:`L = 0`: :math:`\bar x_T/s` with the check's zero scale
-  :math:`s` (the results' ``zero_scale``, else the registry's ``Check.zero_scale``: the
+  :math:`s` (the results' ``zero_scale``, which the judging writes from ``Check.zero_scale``: the
   scale its power is measured in), else :math:`\bar x_T` itself, and the panel's axis says
   so;
 * a **distance** (law) check: the Kolmogorov distance :math:`D_T` to the limiting law
@@ -43,7 +43,7 @@ from gapverify.reports.claim_figures import judged_means, limit_interval
 from gapverify.reports.latex import TeX, escape
 from gapverify.reports.numbers import significant
 from gapverify.reports.results import claim_verdict_word, split_case
-from gapverify.reports.table_cells import _registry_check, claim_blocks
+from gapverify.reports.table_cells import claim_blocks
 
 __all__ = ["Series", "overview_checks", "check_series", "overview_figures", "PANELS",
            "OVERVIEW", "Z95"]
@@ -93,13 +93,9 @@ def overview_checks(claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             if c.get("kind") in _KINDS and c["verdict"] in _ASSERTED and c.get("rows")]
 
 
-def _zero_scale(claim: Mapping[str, Any], check: Mapping[str, Any]) -> float | None:
-    # the scale a zero prediction's power is measured in: the results', else the registry's
+def _zero_scale(check: Mapping[str, Any]) -> float | None:
+    # the scale a zero prediction's power is measured in, as the judging wrote it
     value = check.get("zero_scale")
-    if not isinstance(value, (int, float)):
-        reg_check, _ = _registry_check(str(claim["claim"]), str(check["label"]))
-        scale = getattr(reg_check, "zero_scale", None)
-        value = scale(check.get("case") or claim.get("parameters") or {}) if scale else None
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else None
 
 
@@ -116,7 +112,7 @@ def check_series(claim: Mapping[str, Any], check: Mapping[str, Any]) -> Series:
     if isinstance(L, (int, float)) and math.isfinite(L) and L != 0.0:
         centre, ref, scale = float(L), abs(float(L)), "relative"  # (xbar_T - L)/|L|
     else:
-        zero = _zero_scale(claim, check)
+        zero = _zero_scale(check)
         centre, (ref, scale) = 0.0, ((zero, "zero scale") if zero else (1.0, "absolute"))
     band = limit_interval(claim, check)
     limit = tuple((v - centre) / ref for v in band) if band is not None else None

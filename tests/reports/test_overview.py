@@ -128,14 +128,26 @@ def test_a_law_is_its_distance_and_a_zero_prediction_its_scale():
     assert s.scale == "zero scale" and s.y[-1] == pytest.approx(0.01)
 
 
-def test_a_zero_prediction_takes_the_registrys_zero_scale():
+def test_the_judging_writes_the_zero_scale_the_overview_reads():
     """kq.attention's merged kurtosis is predicted 0 and its power is measured against the
-    registry's zero scale 3: the overview divides by it."""
-    claim = _claim("kq.attention", [_check("merged_kurtosis @ s2=0.5, d_qk=16", predicted=0.0,
-                                           means=[0.03, 0.02, 0.01, 0.003],
-                                           case={"s2": 0.5, "d_qk": 16})])
-    s = check_series(claim, claim["checks"][0])
-    assert s.scale == "zero scale" and s.y[-1] == pytest.approx(0.001)
+    check's zero scale 3: the judging writes it into the results, the overview divides by
+    it."""
+    import dataclasses
+
+    from gapverify.verification.claims.registry import CLAIMS
+    from gapverify.verification.judging.verdict import judge_claim
+
+    params = {"s2": 0.5, "d_qk": 16, "gamma": 1.0, "sigma_V": 1.0}
+    data = {T: [{"merged_kurtosis": e} for e in (0.9 / T, 1.1 / T, 1.0 / T)] for T in SIZES}
+    res = judge_claim(CLAIMS["kq.attention"], data, params, q=3.0, root_seed=0, measure=False,
+                      only=["merged_kurtosis"], parameter_coverage=False)
+    (check,) = [dataclasses.asdict(c) for c in res.checks]
+    assert check["zero_scale"] == 3.0
+    check.update(verdict="pass", kind="limit")
+    claim = _claim("kq.attention", [check])
+    s = check_series(claim, check)
+    assert s.scale == "zero scale"
+    assert s.y[-1] == pytest.approx(np.mean([0.9, 1.1, 1.0]) / SIZES[-1] / 3.0)
 
 
 def test_the_extrapolated_limit_is_relative_too():

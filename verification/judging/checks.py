@@ -113,6 +113,9 @@ class CheckResult:
     power_class: str = ""  # exact / rated / rate range / recorded / outside domain
     power: float | None = None  # smallest relative error rejected (both signs); inf: none
     power_target: float | None = None
+    #: the scale a prediction of 0 is measured against (``Check.zero_scale`` at the theory's
+    #: parameters), so that readers of the results need not look the check up again
+    zero_scale: float | None = None
     rate_range: list[float] | None = None
     limit_interval: list[float] | None = None  # accepted limits (rate-range, model-family checks)
     models: list[str] | None = None  # a model-family check's members (formulas)

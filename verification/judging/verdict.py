@@ -193,6 +193,7 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                     tolerance_note=check.tolerance_note, case=dict(params),
                     prediction=check.prediction, power_class=power_class(check, params),
                     power_target=power_target,
+                    zero_scale=float(check.zero_scale(theory)) if check.zero_scale else None,
                     rate_range=list(check.rate_range) if check.rate_range else None,
                     models=[m.formula for m in check.models] or None,
                     corrected=check.correction is not None)
