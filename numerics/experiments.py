@@ -144,7 +144,16 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     }
 
 
-#: Experiments by claim id.
+def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
+    r"""The edge statistics of :math:`A` at large ``T`` (the ``long`` profile's experiment,
+    shared by ``markov.outliers``, ``fix.spectrum`` and ``width.stable_rank``):
+    :func:`numerics.array_api.bulk_edge`, float32 by default, ``O(T^2)`` per Lanczos step."""
+    from gapverify.numerics import array_api
+
+    return array_api.bulk_edge(rng, T, p)
+
+
+#: Experiments by name (a claim's, or a profile's own: ``markov.edge``).
 EXPERIMENTS: dict[str, Experiment] = {
     "softmax.kappa": softmax_kappa,
     "markov.singular_law": singular_law,
@@ -152,6 +161,7 @@ EXPERIMENTS: dict[str, Experiment] = {
     "markov.outliers": outliers,
     "fix.spectrum": fix_spectrum,
     "width.stable_rank": width_stable_rank,
+    "markov.edge": bulk_edge,
 }
 
 

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import sympy as sp
 
-from gapverify.verification.claims.inputs import UsageError
+from gapverify.verification.claims.inputs import PROFILES, UsageError
 
 __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
 
@@ -260,7 +260,7 @@ def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates,
             raise UsageError(f"parameter 'claims' must list claim ids (strings), got {c!r}")
         _claim(c, "claims")
     ids = list(dict.fromkeys(ids))  # a claim named twice is judged once, as on the command line
-    profile = _choice("profile", ("quick", "standard", "large", "gpu"))(
+    profile = _choice("profile", PROFILES)(
         profile if isinstance(profile, str) else repr(profile))
     for name, value, allowed in (("backend", backend, ("numpy", "torch", "cupy")),
                                  ("device", device, ("cpu", "cuda")),

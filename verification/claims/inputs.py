@@ -16,6 +16,9 @@ from gapverify.verification.claims.errors import UsageError
 MAX_T = 16384
 #: The profile run, audit and calibrate use unless --profile is given.
 DEFAULT_PROFILE = "quick"
+#: Every sweep profile (verification.claims.model.POWER_TARGETS gives each its power):
+#: quick and standard for every claim, large, long and gpu for the claims that have one.
+PROFILES = ("quick", "standard", "large", "long", "gpu")
 
 
 

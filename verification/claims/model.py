@@ -18,7 +18,7 @@ import sympy as sp
 from gapverify.theory.parameters import PARAMETERS, defaults, exact, validate_parameters
 
 __all__ = ["STATUSES", "Prediction", "Check", "RateRule", "Profile", "Claim", "weakest_status",
-           "T_SYMBOL", "POWER_TARGETS"]
+           "T_SYMBOL", "POWER_TARGETS", "PROFILES"]
 
 Status = Literal["theorem", "derived", "conjecture", "empirical"]
 #: Strongest first. A claim mixing statuses reports the weakest of them.
@@ -216,18 +216,34 @@ class Check:
 
 #: The power a check must reach at each profile: the largest relative error of its
 #: prediction it may fail to reject (issue "verified must mean a wrong statement fails").
-POWER_TARGETS = {"quick": 0.05, "standard": 0.03, "large": 0.03, "gpu": 0.03}
+POWER_TARGETS = {"quick": 0.05, "standard": 0.03, "large": 0.03, "long": 0.03, "gpu": 0.03}
+#: Every profile name, as the command line offers them (verification.claims.inputs.PROFILES,
+#: kept import-light for the command line's start-up; a test asserts the two agree).
+PROFILES: tuple[str, ...] = tuple(POWER_TARGETS)
 
 
 @dataclass(frozen=True)
 class Profile:
     """A sweep: sizes (geometric), replicates per size, and the power it must reach:
     every asserted check rejects its prediction made ``power`` wrong (relative) on the
-    samples of this profile, or the claim is not verified."""
+    samples of this profile, or the claim is not verified.
+
+    A profile may judge part of its claim from an experiment of its own (the ``long``
+    profile of the edge claims: one cheap ``O(T^2)`` experiment shared by three claims):
+    ``experiment`` names it, ``parameters`` are the ones it samples at (claims whose
+    profiles name the same experiment and parameters share its tasks) and
+    ``predictions`` the predictions judged (their checks only); empty: the claim's own."""
 
     sizes: tuple[int, ...]
     replicates: int
     power: float = 0.05
+    experiment: str = ""
+    parameters: tuple[str, ...] = ()
+    predictions: tuple[str, ...] = ()
+
+    def narrows(self) -> bool:
+        """Whether this profile judges its claim through an experiment or a subset of its own."""
+        return bool(self.experiment or self.parameters or self.predictions)
 
 
 @dataclass(frozen=True)
@@ -255,6 +271,24 @@ class Claim:
         """Where a derived prediction is derived ("" for any other status)."""
         p = self.prediction(prediction)
         return (p.derived_in or self.derived_in) if p.status == "derived" else ""
+
+    def for_profile(self, profile: str) -> "Claim":
+        """The claim as ``profile`` judges it: itself, or, for a profile that names its own
+        experiment, parameters or predictions (:class:`Profile`), the claim with those and
+        only the checks (and predictions) of the named predictions."""
+        import dataclasses
+
+        prof = self.profiles.get(profile)
+        if prof is None or not prof.narrows():
+            return self
+        keep = set(prof.predictions or (p.name for p in self.predictions))
+        return dataclasses.replace(
+            self, experiment=prof.experiment or self.experiment,
+            parameters=prof.parameters or self.parameters,
+            fixed_parameters={k: v for k, v in self.fixed_parameters.items()
+                              if k in (prof.parameters or self.parameters)},
+            predictions=tuple(p for p in self.predictions if p.name in keep),
+            checks=tuple(c for c in self.checks if c.prediction in keep))
 
     def cases_for(self, profile: str, overrides: Mapping[str, object] | None = None
                   ) -> list[dict[str, float | int]]:

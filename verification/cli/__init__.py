@@ -25,8 +25,8 @@ from typing import Sequence
 # normalization, reports); the command table and the parser are here. Nothing below the
 # command line imports it (tests/test_layers.py). Each command imports its machinery
 # (sympy, scipy, numpy) when it runs, so --version and --help start fast.
-from gapverify.verification.claims.inputs import (DEFAULT_PROFILE, MAX_T, UsageError, _int_in,
-                                                  parse_set, parse_sizes)
+from gapverify.verification.claims.inputs import (DEFAULT_PROFILE, MAX_T, PROFILES, UsageError,
+                                                  _int_in, parse_set, parse_sizes)
 from gapverify.verification.running.defaults import (DEFAULT_SEED, DEFAULT_STORE, STORE_ENV,
                                                      default_store)
 from gapverify.verification.judging.outcomes import EXIT_BROKEN_PIPE, EXIT_USAGE
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("describe", help="one claim: parameters and domains, predictions, "
                                         "checks and rates, profiles and power targets")
     d.add_argument("claim", help="claim id (gapverify claims lists them)")
-    d.add_argument("--profile", choices=("quick", "standard", "large", "gpu"), default=DEFAULT_PROFILE,
+    d.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
                    help="profile whose parameter cases the predictions are valued at")
     d.add_argument("--json", action="store_true", help="JSON on stdout instead of text")
 
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="sample, judge and print a verdict table")
     r.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids (default: every claim)")
-    r.add_argument("--profile", choices=("quick", "standard", "large", "gpu"), default=DEFAULT_PROFILE,
+    r.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
                    help="sweep profile: sizes, replicates, power target (quick 5%%, standard 3%%; "
                         "gpu: T up to 65536, with --backend torch|cupy)")
     r.add_argument("--sizes", type=parse_sizes,

@@ -97,9 +97,35 @@ def run_options_claims(args) -> tuple[list[str], int]:
     from gapverify.verification.running.executors import parse_scheduler
     from gapverify.verification.running.sampling_inputs import select_entry_claims
 
-    claims = select_entry_claims(_claims_arg(args.claims), args.entries, named=bool(args.claims))
+    # --profile large or long: the claims that have one
+    claims = _claims_with_profile(_claims_arg(args.claims), args)
+    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
     parse_scheduler(args.scheduler)  # a bad address exits 2 before anything starts
     return claims, args.workers or max(1, min(2, os.cpu_count() or 1))
+
+
+def _claims_with_profile(claims: list[str], args) -> list[str]:
+    """``--profile large`` or ``long``: the claims that have one (all of them when none is
+    named)."""
+    from gapverify.verification.claims.registry import get_claim
+
+    profile = args.profile
+    if profile not in ("large", "long"):
+        return claims
+    if profile == "long" and args.entries:
+        raise UsageError("parameter '--entries': the long profile samples softmax entries only "
+                         "(its experiment, markov.edge); use --profile quick or standard")
+    have = [c for c in claims if profile in get_claim(c).profiles]
+    if args.claims and len(have) < len(claims):
+        from gapverify.verification.claims.registry import CLAIMS
+
+        lacking = next(c for c in claims if c not in have)
+        raise UsageError(f"parameter '--profile {profile}': claim {lacking} has no {profile} "
+                         f"profile; claims with one: "
+                         f"{', '.join(c for c in CLAIMS if profile in CLAIMS[c].profiles)}")
+    if not have:
+        raise UsageError(f"parameter '--profile {profile}': no claim has a {profile} profile")
+    return have
 
 
 def output_path(name: str):

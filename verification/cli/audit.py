@@ -134,7 +134,7 @@ def register(subparsers) -> None:
     a = subparsers.add_parser("audit", help="power audit: judge the same samples against "
                                             "wrong variants of each prediction")
     a.add_argument("claims", nargs="*", metavar="CLAIM")
-    a.add_argument("--profile", choices=("quick", "standard", "large"), default="quick",
+    a.add_argument("--profile", choices=("quick", "standard", "large", "long"), default="quick",
                    help="sweep profile; its power target is the size of the limit variants "
                         "(quick 5%%, standard 3%%) (default: quick)")
     a.add_argument("--sizes", type=parse_sizes)

@@ -107,7 +107,9 @@ def _cmd_describe(args) -> int:
                 "fail to reject):"]
     for name, pr in d["profiles"].items():
         out.append(f"  {name:<9} T = {', '.join(map(str, pr['sizes']))}; {pr['replicates']} "
-                   f"replicates; power target {pr['power_target']:.0%}")
+                   f"replicates; power target {pr['power_target']:.0%}"
+                   + (f"; judges {', '.join(pr['judges'])} through {pr['experiment']}"
+                      if "judges" in pr else ""))
     print("\n".join(out))
     return EXIT_OK
 

@@ -16,7 +16,7 @@ from gapverify.verification.claims.inputs import (
     UsageError, _check_perturbed_names, _claims_arg, check_finite, check_judged, check_overrides,
     check_sizes, parse_perturb, parse_perturb_parameter, parse_set,
 )
-from gapverify.verification.cli.args import write_json
+from gapverify.verification.cli.args import _claims_with_profile, write_json
 
 
 def _cmd_run(args) -> int:
@@ -29,7 +29,7 @@ def _cmd_run(args) -> int:
 
     claims = _claims_arg(args.claims)
     overrides = parse_set(args.set)
-    claims = _large_claims(claims, args)
+    claims = _claims_with_profile(claims, args)
     claims = backend_claims(claims, backend=args.backend, device=args.device, dtype=args.dtype,
                             profile=args.profile, entries=args.entries, named=bool(args.claims))
     if args.profile == "gpu":
@@ -192,28 +192,10 @@ def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
     from gapverify.verification.claims.registry import get_claim
     from gapverify.verification.running.runner import Task, check_memory
 
-    tasks = [Task(get_claim(c).experiment, tuple(sorted((k, float(v)) for k, v in case.items())),
-                  max(sizes), 0, 0, "") for c in claims
-             for case in get_claim(c).cases_for(profile, overrides)]
+    tasks = [Task(get_claim(c).for_profile(profile).experiment,
+                  tuple(sorted((k, float(v)) for k, v in case.items())), max(sizes), 0, 0, "")
+             for c in claims for case in get_claim(c).for_profile(profile).cases_for(profile, overrides)]
     check_memory(tasks, workers)
-
-
-def _large_claims(claims: list[str], args) -> list[str]:
-    """``--profile large``: the claims that have one (all of them when none is named)."""
-    from gapverify.verification.claims.registry import get_claim
-
-    if args.profile != "large":
-        return claims
-    have = [c for c in claims if "large" in get_claim(c).profiles]
-    if args.claims and len(have) < len(claims):
-        from gapverify.verification.claims.registry import CLAIMS
-
-        lacking = next(c for c in claims if c not in have)
-        raise UsageError(f"parameter '--profile large': claim {lacking} has no large profile; "
-                         f"claims with one: {', '.join(c for c in CLAIMS if 'large' in CLAIMS[c].profiles)}")
-    if not have:
-        raise UsageError("parameter '--profile large': no claim has a large profile")
-    return have
 
 
 class _terminate_as_interrupt:

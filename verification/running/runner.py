@@ -189,6 +189,7 @@ _ARRAYS = {
     "markov.singular_law": (3, 0, 0),     # A, gesdd's copy and workspace
     "markov.circular_law": (3, 0, 0),     # A, geev's copy and workspace
     "markov.outliers": (1.1, 0, 0),       # A (softmax in place; peak RSS 2.2 GiB at 16384)
+    "markov.edge": (1.1, 0, 0),           # float32 A and exp's buffer (peak RSS 2.1 GiB at 16384)
     "fix.spectrum": (4, 0, 0),            # A, Aperp, LAPACK's copy and workspace
     "width.stable_rank": (4, 4, 1),       # A, Aperp, Gram | X0, G, Y, A Y | W
     "gradient.input": (2, 0, 2),          # A, Aperp | W, its copy

@@ -98,7 +98,7 @@ def plan_run(opts: RunOptions) -> RunPlan:
     backend = backend_keys(opts)
     if law is not None:
         select_entry_claims(list(opts.claims), opts.entries, named=True)
-    claims = [run_claim(c, None if law is None else law.spec) for c in opts.claims]
+    claims = [run_claim(c, None if law is None else law.spec, opts.profile) for c in opts.claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
     overrides = _entry_overrides(opts)
     cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
@@ -291,12 +291,16 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     return merged
 
 
-def run_claim(claim_id: str, entries: str | None) -> Claim:
-    """The claim a run judges: the registry's, or under an entry law (``--entries``) the
-    one :func:`~verification.claims.registry.markov.with_entry_law` makes of it (statuses
+def run_claim(claim_id: str, entries: str | None, profile: str | None = None) -> Claim:
+    """The claim a run judges: the registry's as ``profile`` judges it
+    (:meth:`~verification.claims.model.Claim.for_profile`: a profile's own experiment and
+    predictions), or under an entry law (``--entries``) the one
+    :func:`~verification.claims.registry.markov.with_entry_law` makes of it (statuses
     dropped, light-tail domains lifted). The one recipe for the coordinator and for a
     pool worker, so that a verdict does not depend on where it is judged."""
     claim = get_claim(claim_id)
+    if profile is not None:
+        claim = claim.for_profile(profile)
     law = entry_law_of(entries)
     if law is None:
         return claim
@@ -307,11 +311,12 @@ def run_claim(claim_id: str, entries: str | None) -> Claim:
 
 def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
                  prof: Profile, seed: int, version: str, q: float, variant: Variant,
-                 entries: str | None = None) -> ClaimResult:
+                 entries: str | None = None, profile: str | None = None) -> ClaimResult:
     """Judge one case of a claim on what the store holds for it (nothing is sampled): a
     pool worker runs this for the run's cases in parallel, opening the store read-only.
-    ``entries``: the run's entry law, whose claim (:func:`run_claim`) is judged."""
-    claim = run_claim(claim_id, entries)
+    ``entries`` and ``profile``: the run's entry law and profile name, whose claim
+    (:func:`run_claim`) is judged."""
+    claim = run_claim(claim_id, entries, profile)
     store = Store(store_path, readonly=True)
     try:
         data = store.load(claim.experiment, params_key(sampling), seed, version, prof.sizes,
@@ -394,7 +399,7 @@ def _judge_in_pool(store: Store, run: RunPlan, opts: RunOptions, variant: Varian
                 judge_stored, store.path, claim.id, dict(values),
                 _sampling(values, run.law, backend), run.profiles[claim.id], opts.seed, version,
                 run.q[claim.id], _variant_at(variant, opts, claim, values),
-                None if run.law is None else run.law.spec)
+                None if run.law is None else run.law.spec, opts.profile)
     return {key: f.result() for key, f in futures.items()}
 
 

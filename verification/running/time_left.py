@@ -36,7 +36,8 @@ __all__ = ["task_cost", "REFERENCE_SECONDS", "reference_seconds", "TimeLeft"]
 
 #: Experiments whose cost is O(T^2) per task (sampling, Lanczos); all others are taken
 #: as O(T^3) (full spectra, products with d x d weights).
-_QUADRATIC = {"softmax.kappa": 1.0, "markov.outliers": 200.0, "gradient.input": 200.0}
+_QUADRATIC = {"softmax.kappa": 1.0, "markov.outliers": 200.0, "gradient.input": 200.0,
+              "markov.edge": 200.0}
 
 
 def task_cost(task: Task) -> float:
@@ -68,6 +69,9 @@ REFERENCE_SECONDS: dict[str, tuple[float, float, float]] = {
     "variants.relu": (0.0447, 3.54e-07, 0.0),
     "variants.sigmoid": (0.0837, 2.11e-07, 2.07e-10),
     "width.stable_rank": (0.00268, 1.62e-07, 1.03e-10),
+    # the long profile's experiment, fitted the same way on its own sweep (2026-12-02,
+    # gapverify run --profile long, 2 cores, 320 tasks: 1.5 s at T = 4096, 48 s at 16384)
+    "markov.edge": (0.0, 6.66e-08, 7.02e-12),
 }
 
 

@@ -84,6 +84,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
     if profile not in claim.profiles:
         raise KeyError(f"claim {claim.id} has no profile '{profile}'; it has: "
                        f"{', '.join(claim.profiles)}")
+    claim = claim.for_profile(profile)  # a profile with its own experiment judges part of it
     cases = claim.cases_for(profile)
     values = [claim.predict_numbers(case) for case in cases]
     statement = statements_latex(claim)
@@ -104,7 +105,9 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
             "prediction": c.prediction, "statistic": c.statistic, "kind": c.kind,
             "asserted": c.asserted, **_rate(c, cases[0]), "rate_status": c.rate_status or None,
             "rate_note": c.rate_note or None,
-            "domain": c.domain_note or (None if c.domain is None else "restricted"),
+            # where it is judged: its parameter domain, and its domain in (parameters, T)
+            "domain": "; ".join(n for n in (c.domain_note, c.min_size_note) if n) or (
+                None if c.domain is None and c.min_size is None else "restricted"),
             "judged_at": [c.applies(case) for case in cases],
             "judged_sizes": [{"parameters": dict(case),
                               "sizes": c.judged_sizes(case, claim.profiles[profile].sizes)}
@@ -123,7 +126,10 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
         "profile": profile, "cases": [dict(c) for c in cases],
         "predictions": predictions, "checks": checks,
         "profiles": {name: {"sizes": list(pr.sizes), "replicates": pr.replicates,
-                            "power_target": pr.power} for name, pr in claim.profiles.items()},
+                            "power_target": pr.power,
+                            **({"experiment": pr.experiment or claim.experiment,
+                                "judges": list(pr.predictions)} if pr.narrows() else {})}
+                     for name, pr in claim.profiles.items()},
         "power_targets": dict(POWER_TARGETS),
     }
 
@@ -324,4 +330,10 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     for name, pr in d["profiles"].items():
         out.append(f"| {name} | {', '.join(map(str, pr['sizes']))} | {pr['replicates']} | "
                    f"{pr['power_target']:.0%} |")
+    narrowed = [(n, pr) for n, pr in d["profiles"].items() if "judges" in pr]
+    for name, pr in narrowed:
+        out += ["", f"The {name} profile judges only "
+                    + ", ".join(f"`{p}`" for p in pr["judges"])
+                    + f", measured by the experiment `{pr['experiment']}` (shared by the claims "
+                      "whose profiles name it: one draw serves them all)."]
     return out

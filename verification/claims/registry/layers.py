@@ -11,22 +11,25 @@ from gapverify.verification.claims.registry._common import (
     GAP, ONE_OVER_T_SERIES, ROW_AVERAGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
     _register, light_tails, read_through_edge, read_through_moments, split_by_domain,
 )
+from gapverify.verification.claims.registry._bulk_edge import (
+    LONG_CASES, SPIKE_NOTE, bulk_edge_floor, long_profile,
+)
 
 
 #: the domain of the fix's edge-read stable ranks (light log-normal tails)
 _LIGHT = {"domain": light_tails, "domain_note": _LIGHT_TAIL_NOTE}
 #: s_1(Aperp) read as a bulk edge: only where no single entry is a spike of its own
 _BELOW_SPIKE = {
-    "domain": lambda p: float(p["s2"]) <= 0.25 * (1 + 1e-12),
-    "domain_note": (
-        "judged for s2 <= 1/4 only: a single entry a of sqrt(T) Aperp is a rank-one spike, "
-        "which leaves the bulk edge 2 kappa once a > kappa; at s2 = 1/2 the largest entry "
-        "sits at that threshold for T <= 1024 (0.83 at T = 256 and 0.75 at 1024, mean of "
-        "5 draws, against kappa = 0.80; at s2 = 1/4: 0.37 and 0.29 against 0.53), so "
-        "s_1(Aperp) follows the largest entries, not the edge: the sd of sr(Aperp)/T read "
-        "through the edge hardly shrinks (0.0091, 0.0083, 0.0079 at T = 512, 724, 1024) "
-        "and its mean is still 2.3% low at T = 1024 (standard seed, 96 replicates). "
-        "X1perp = Aperp Y spreads each entry over a row of Y and is judged up to s2 = 1/2"),
+    "min_size": bulk_edge_floor(power=2, light=0.25),
+    "min_size_note": SPIKE_NOTE.format(
+        light="1/4", what="sr(Aperp)/T ~ s_1^-2 (power 2)",
+        floors="909 at s2 = 1/2, 5756 at s2 = log 2") + (
+        ". At s2 = 1/2 and T <= 1024 the largest entry sits at that threshold (0.83 at "
+        "T = 256 and 0.75 at 1024, mean of 5 draws, against kappa = 0.80; at s2 = 1/4: 0.37 "
+        "and 0.29 against 0.53): the sd of sr(Aperp)/T read through the edge hardly shrinks "
+        "(0.0091, 0.0083, 0.0079 at T = 512, 724, 1024) and its mean is still 2.3% low at "
+        "T = 1024 (standard seed, 96 replicates). X1perp = Aperp Y spreads each entry over a "
+        "row of Y and is judged up to s2 = 1/2"),
 }
 
 
@@ -90,13 +93,15 @@ _register(Claim(
     references=(GAP,),
     # gpu: --backend torch|cupy only; at T = 32768, gamma = 1/2 (d = 65536): A 8 GiB, Y and
     # A Y 16 GiB each in float64 (numerics.array_api never forms Aperp nor a Gram matrix)
-    profiles=_profiles((64, 1024, 48), (64, 1024, 128), large=(1024, 16384, 6),
-                       gpu=(1024, 32768, 4)),
+    profiles={**_profiles((64, 1024, 48), (64, 1024, 128), large=(1024, 16384, 6),
+                          gpu=(1024, 32768, 4)),
+              "long": long_profile("sr_Aperp_over_T")},
     # two kappa (s2 = 1/4, 1/2) and two gamma at light tails; standard adds the paper's log 2
     cases={"quick": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
            "standard": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}, {"gamma": 1.0}),
            "large": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
-           "gpu": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5})},
+           "gpu": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
+           "long": LONG_CASES},
 ))
 
 

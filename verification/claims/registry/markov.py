@@ -1,11 +1,8 @@
 r"""Claim family ``markov``: one random Markov (softmax) matrix, its laws, outliers and the fix."""
 from __future__ import annotations
 
-import functools
-
 import sympy as sp
 
-from gapverify.theory import spike_edge
 from gapverify.theory.entry_laws import HYPOTHESES
 from gapverify.theory.laws import KAPPA, QuarterCircle, UniformDisc, disc_modulus_law
 from gapverify.theory.markov import (
@@ -16,30 +13,17 @@ from gapverify.verification.claims.model import Check, Claim, Prediction
 from gapverify.verification.claims.registry._common import (
     BCC, EDGE_RATES, GAP, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _disc_modulus_cdf, _eig_tolerance,
     _fix_predicted_spectrum, _lanczos_tolerance, _profiles, _quarter_circle_cdf, _register,
-    LIGHT_TAIL_S2, light_tails,
+    light_tails,
+)
+from gapverify.verification.claims.registry._bulk_edge import (
+    LONG_CASES, SPIKE_NOTE, bulk_edge_floor, long_profile,
 )
 
-@functools.lru_cache(maxsize=None)
-def _spike_floor(s2: float) -> int:
-    return spike_edge.t_min(s2)
-
-
-def _bulk_edge_floor(p) -> int:
-    """The smallest ``T`` at which the bulk-edge model of ``sqrt(T) s_2(A)`` is judged: every
-    size for ``s2 <= 1/2`` (its approach there is measured and judged with power at the
-    quick and standard sizes), else ``t_min(s2)`` of :mod:`gapverify.theory.spike_edge`,
-    from which the largest entries of ``sqrt(T) Aperp``, spikes ``a + kappa^2/a`` above
-    ``kappa``, lift the edge by at most 1% (3541 at ``s2 = log 2``)."""
-    s2 = float(p["s2"])
-    return 0 if s2 <= LIGHT_TAIL_S2 * (1 + 1e-12) else _spike_floor(s2)
-
-
-_SPIKE_NOTE = ("judged where the bulk edge holds: every size for s2 <= 1/2, else T >= t_min(s2) "
-               "(theory.spike_edge: the largest entries a of sqrt(T) Aperp act as rank-one "
-               "spikes a + kappa^2/a above kappa and lift the edge by at most 1% from "
-               "t_min on: 3541 at s2 = log 2, 73510 at s2 = 1); at s2 = log 2 the measured "
-               "mean is 2.13 +- 0.05 at T = 1024 and 2.013 +- 0.006 at T = 4096, as the "
-               "spike model gives (2.073, 2.015); the large profile reaches T = 16384")
+_EDGE_FLOOR = bulk_edge_floor()
+_SPIKE_NOTE = SPIKE_NOTE.format(
+    light="1/2", what="the edge", floors="3541 at s2 = log 2, 73510 at s2 = 1") + (
+    "; at s2 = log 2 the measured mean is 2.13 +- 0.05 at T = 1024 and 2.013 +- 0.006 at "
+    "T = 4096, as the spike model gives (2.073, 2.015)")
 
 
 #: kappa != 1 in every profile: s2 = 1/4 (kappa = 0.533) and 1/2 (0.805) beside the paper's
@@ -151,7 +135,7 @@ _register(Claim(
               rate_note="s1 - 1 ~ 0.5/T (measured; BCC gives no rate); measured "
                         "local slope 0.99 (T = 128..1024): asserted 0.9"),
         Check("sqrtT_s2", "sqrtT_s2", "limit", rate_range=EDGE_RATES, rate_status="derived",
-              rate_note=_EDGE_NOTE, min_size=_bulk_edge_floor, min_size_note=_SPIKE_NOTE),
+              rate_note=_EDGE_NOTE, min_size=_EDGE_FLOOR, min_size_note=_SPIKE_NOTE),
         Check("sqrtT_lambda2", "sqrtT_lambda2", "limit", rate_range=(1 / 3, 1.0),
               rate_status="empirical",
               rate_note="conjecture, no rate known: finite-size model x_T = L + c T^-r with r "
@@ -165,9 +149,11 @@ _register(Claim(
     # gpu: --backend torch|cupy only; T = 65536 holds A in 32 GiB (float64), 16 GiB (float32)
     # quick: 32 replicates (with 24, sqrtT_lambda2 at s2 = 1/2 had power 5.1% against the
     # 5% target once the goodness-of-fit tests entered the Bonferroni count, default seed)
-    profiles=_profiles((128, 1024, 32), (128, 1024, 64), large=(1024, 16384, 8),
-                       gpu=(1024, 65536, 4)),
-    cases={**_S2_CASES, "large": _S2_CASES["quick"], "gpu": _S2_CASES["quick"]},
+    profiles={**_profiles((128, 1024, 32), (128, 1024, 64), large=(1024, 16384, 8),
+                          gpu=(1024, 65536, 4)),
+              "long": long_profile("sqrtT_s2")},
+    cases={**_S2_CASES, "large": _S2_CASES["quick"], "gpu": _S2_CASES["quick"],
+           "long": LONG_CASES},
 ))
 
 _register(Claim(
@@ -197,15 +183,18 @@ _register(Claim(
         Check("law", "bulk_perp", "distance", rate=2 / 3, rate_status="empirical",
               rate_note="as markov.singular_law", cdf=_quarter_circle_cdf),
         Check("sqrtT_s1_Aperp", "sqrtT_s1_Aperp", "limit", rate_range=EDGE_RATES,
-              rate_status="derived", rate_note=_EDGE_NOTE, domain=light_tails,
-              domain_note=_LIGHT_TAIL_NOTE),
+              rate_status="derived", rate_note=_EDGE_NOTE, min_size=_EDGE_FLOOR,
+              min_size_note=_SPIKE_NOTE),
     ),
     parameters=("s2", "mu"),
     experiment="fix.spectrum",
     references=(BCC, GAP),
-    profiles=_profiles((64, 362, 16), (64, 512, 32)),
-    # the edge of Aperp at two light tails (s2 = 1/4, 0.35); the law at log 2 as well
-    cases={"quick": ({"s2": 0.25}, {"s2": 0.35}), "standard": ({"s2": 0.25}, {"s2": 0.35}, {})},
+    profiles={**_profiles((64, 362, 16), (64, 512, 32)),
+              "long": long_profile("sqrtT_s1_Aperp")},
+    # the edge of Aperp at two light tails (s2 = 1/4, 0.35); the law at log 2 as well; the
+    # long profile judges the edge at s2 = 1/2 and log 2 from the shared markov.edge draws
+    cases={"quick": ({"s2": 0.25}, {"s2": 0.35}), "standard": ({"s2": 0.25}, {"s2": 0.35}, {}),
+           "long": LONG_CASES},
 ))
 
 

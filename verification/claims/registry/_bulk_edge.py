@@ -1,0 +1,66 @@
+r"""Where the bulk edge of :math:`A` is judged: a domain in :math:`(s^2, T)` and the ``long``
+profile that reaches it at the paper's own :math:`\kappa = 1`.
+
+At finite ``T`` the largest entries ``a`` of :math:`\sqrt T A^\perp` act as rank-one spikes
+:math:`a + \kappa^2/a` once ``a > kappa`` (:mod:`theory.spike_edge`), and lift
+:math:`\sqrt T s_2(A)`, :math:`\sqrt T s_1(A^\perp)` above :math:`2\kappa`. The bulk-edge
+model :math:`L + cT^{-r}` is judged only from the size :math:`t_{\min}(s^2)` on, where that
+lift is at most 1% of the edge (a third of the 3% power target): every size for
+:math:`s^2 \le 1/2` (the light tails judged at the quick and standard sizes), 3541 at
+:math:`s^2 = \log 2`. :math:`\mathrm{sr}(A^\perp)/T` carries :math:`s_1^{-2}`, twice the
+relative lift: ``power=2``, 909 at :math:`s^2 = 1/2` and 5756 at :math:`\log 2`.
+
+The ``long`` profile samples :math:`T = 4096 \dots 16384` at :math:`s^2 = 1/2` and
+:math:`\log 2` with one ``O(T^2)`` experiment, ``markov.edge``
+(:func:`numerics.array_api.bulk_edge`, float32), whose draws serve ``markov.outliers``
+(:math:`\sqrt T s_2(A)`), ``fix.spectrum`` (:math:`\sqrt T s_1(A^\perp)`) and
+``width.stable_rank`` (:math:`\mathrm{sr}(A^\perp)/T`) at once.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Mapping
+
+from gapverify.theory import spike_edge
+from gapverify.verification.claims.model import POWER_TARGETS, Profile
+from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _grid
+
+__all__ = ["bulk_edge_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE"]
+
+
+@functools.lru_cache(maxsize=None)
+def _spike_floor(s2: float, power: int) -> int:
+    return spike_edge.t_min(s2, power=power)
+
+
+def bulk_edge_floor(power: int = 1, light: float = LIGHT_TAIL_S2) -> Callable[[Mapping], int]:
+    """A check's ``min_size``: every size for ``s2 <= light`` (where the approach is judged
+    with power at the quick and standard sizes), else ``t_min(s2, power=power)`` of
+    :mod:`theory.spike_edge`."""
+    def floor(p: Mapping[str, float]) -> int:
+        s2 = float(p["s2"])
+        return 0 if s2 <= light * (1 + 1e-12) else _spike_floor(s2, power)
+
+    return floor
+
+
+SPIKE_NOTE = ("judged where the bulk edge holds: every size for s2 <= {light}, else T >= "
+              "t_min(s2) (theory.spike_edge: the largest entries a of sqrt(T) Aperp act as "
+              "rank-one spikes a + kappa^2/a above kappa and lift {what} by at most 1% from "
+              "t_min on: {floors}); the long profile judges s2 = 1/2 and log 2 at "
+              "T = 4096..16384")
+
+#: The long profile's sizes and replicates: t_min(log 2) = 3541 < 4096 for the edges, 5756
+#: for sr(Aperp)/T (its four largest sizes); 32 draws (docs/kappa-one.md sizes them from the
+#: spike model's spread: sd per draw 0.061 at 4096, 0.017 at 16384, s2 = log 2)
+LONG_SIZES = _grid(4096, 16384)
+LONG_REPLICATES = 32
+#: s2 = 1/2 (kappa = 0.805) and the paper's default log 2 (kappa = 1)
+LONG_CASES: tuple[Mapping[str, float], ...] = ({"s2": 0.5}, {})
+
+
+def long_profile(*predictions: str) -> Profile:
+    """The ``long`` profile judging ``predictions`` through the shared ``markov.edge``
+    experiment, at ``(s2, mu)`` only (so the three claims share its tasks)."""
+    return Profile(LONG_SIZES, LONG_REPLICATES, POWER_TARGETS["long"], experiment="markov.edge",
+                   parameters=("s2", "mu"), predictions=tuple(predictions))
