@@ -206,10 +206,8 @@ def _limit_panel(ax, claim, check) -> None:
         ax.errorbar([x_inf], [centre], yerr=[[centre - lo], [hi - centre]], fmt="s",
                     color=_LIMIT, ms=4, capsize=3, zorder=3)
     ax.set_xscale("log")
-    ticks = _size_ticks(T)
-    ax.set_xticks(list(ticks) + [x_inf], [str(int(t)) for t in ticks] + ["∞"])
-    ax.minorticks_off()
     ax.set_xlim(T.min() / 1.25, x_inf * 1.3)
+    size_ticks(ax, T, x_inf)
     ax.ticklabel_format(axis="y", useOffset=False)  # 1.0010, not "+1" and 0.0010
     ax.set_xlabel("T")
     ax.set_ylabel("corrected mean" if check.get("corrected") else "mean")
@@ -250,20 +248,36 @@ def _exact_panel(ax, check) -> None:
 
 
 def _size_axis(ax, T: np.ndarray) -> None:
-    """The log axis's ticks at the run's sizes (a subset when they crowd), labelled T."""
-    ticks = _size_ticks(T)
-    ax.set_xticks(list(ticks), [str(int(t)) for t in ticks])
-    ax.minorticks_off()
+    """The log axis's ticks at the run's sizes (those whose labels fit), labelled T."""
+    size_ticks(ax, T)
     ax.set_xlabel("T")
 
 
-def _size_ticks(T: np.ndarray) -> np.ndarray:
-    # at most four of the measured sizes, the first and the largest always
+def size_ticks(ax, T: np.ndarray, x_inf: float | None = None) -> None:
+    """Label a log ``T`` axis (its limits set) at measured sizes whose labels do not touch:
+    from the largest size down, a size is labelled when its label clears the last one
+    labelled, by the labels' widths in this axis's inches (a narrow range, e.g. 4096 to
+    16384, labels fewer sizes than a wide one); ``x_inf``: also ``∞`` there."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
     sizes = np.unique(np.asarray(T, dtype=int))
-    if len(sizes) <= 4:
-        return sizes
-    idx = np.unique(np.round(np.linspace(0, len(sizes) - 1, 4)).astype(int))
-    return sizes[idx]
+    lo, hi = (math.log(v) for v in ax.get_xlim())
+    per_log = ax.get_position().width * ax.figure.get_figwidth() / max(hi - lo, 1e-12)
+    points = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+
+    def half(label: str) -> float:  # half a label's width in inches, with a margin
+        return 0.5 * len(label) * 0.6 * points / 72 + 0.05
+
+    ticks, labels = ([x_inf], ["∞"]) if x_inf is not None else ([], [])
+    for t in sizes[::-1]:
+        label = str(int(t))
+        if ticks and (math.log(ticks[-1]) - math.log(t)) * per_log < half(label) + half(labels[-1]):
+            continue  # would touch the label to its right
+        ticks.append(float(t))
+        labels.append(label)
+    ax.set_xticks(ticks[::-1], labels[::-1])
+    ax.minorticks_off()
 
 
 def _legend_handles() -> list:

@@ -267,10 +267,12 @@ def stable_rank_figure(run: Mapping[str, Any]) -> Drawn | None:
     bounded: :math:`\mathrm{sr}\to 1+\kappa^2` or a constant) and with the fix
     :math:`A^\perp` (right, log-log: :math:`\mathrm{sr} \approx c\,T`), measured means with
     one standard error and the predictions dashed; colour the quantity, marker the case.
-    ``None`` when the run has no asserted stable rank of ``width.stable_rank``."""
+    ``None`` when the run has no asserted stable rank of ``width.stable_rank`` of standard
+    attention to set against the fix's (the long profile judges ``sr(Aperp)/T`` alone: its
+    claim figure shows it)."""
     claim = _claim(run, "width.stable_rank")
     series = _sr_series(claim) if claim is not None else []
-    if not series:
+    if not any(not fixed for _, _, fixed, *_ in series):
         return None
     cases = sorted({s[1] for s in series})
     fig = _figure(7.2, 4.3)
@@ -340,7 +342,8 @@ def draw_all(run: Mapping[str, Any], store) -> tuple[list[Drawn], list[str]]:
                 ("eigenvalues", lambda: eigenvalues_figure(run, store),
                  "the stored spectra of fix.spectrum or markov.circular_law", True),
                 ("stable-rank", lambda: stable_rank_figure(run),
-                 "width.stable_rank in the results", False)):
+                 "width.stable_rank's stable ranks of standard attention and of the fix "
+                 "in the results (its quick or standard profile)", False)):
             fig = make()
             if fig is not None:
                 drawn.append(fig)

@@ -39,7 +39,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from gapverify.reports.canvas import Drawn, new_figure
-from gapverify.reports.claim_figures import judged_means, limit_interval
+from gapverify.reports.claim_figures import judged_means, limit_interval, size_ticks
 from gapverify.reports.latex import TeX, escape
 from gapverify.reports.numbers import significant
 from gapverify.reports.results import claim_verdict_word, split_case
@@ -157,11 +157,8 @@ def _draw_panel(ax, claim: Mapping[str, Any], series: Sequence[Series]) -> None:
                         yerr=[[centre - lo], [hi - centre]], fmt=marker, ms=2.6, color=colour,
                         elinewidth=0.9, capsize=1.2, alpha=0.9, zorder=3)
     ax.set_xscale("log")
-    ticks = sizes if len(sizes) <= 3 else sizes[np.unique(np.round(np.linspace(0, len(sizes) - 1, 3)).astype(int))]
-    ax.set_xticks(list(ticks) + ([x_inf] if limits else []),
-                  [str(int(t)) for t in ticks] + (["∞"] if limits else []))
-    ax.minorticks_off()
     ax.set_xlim(sizes[0] / 1.3, (x_inf if limits else sizes[-1]) * 1.3)
+    size_ticks(ax, sizes, x_inf if limits else None)
     if limits:  # T = infinity stands apart from the sizes
         ax.axvline(math.sqrt(sizes[-1] * x_inf), color="0.6", lw=0.6, ls=":", zorder=1)
     room = 1.6 * (targets[0] if targets else 0.0)  # the band and a margin always show

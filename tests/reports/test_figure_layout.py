@@ -102,3 +102,20 @@ def test_claim_figures_of_any_size_read_cleanly(n):
         run["claims"][0]["checks"] += extra[: n - 8]
     for d in claim_figures(run):
         assert layout_problems(d.figure) == [], d.name
+
+
+def test_a_narrow_range_of_large_sizes_keeps_its_tick_labels_apart():
+    # the long profile's T = 4096..16384 (a factor 4, five-digit labels): labelling every
+    # size, or three of them, ran "4096", "8192" and "16384" into each other
+    from gapverify.reports.overview_figure import overview_figures
+
+    run = _width_run()
+    for check in run["claims"][0]["checks"]:
+        check["rows"] = [{**r, "T": T} for r, T in zip(check["rows"] * 2, (4096, 5793, 8192, 11585, 16384))]
+    drawn = claim_figures(run) + overview_figures(run)
+    assert drawn
+    for d in drawn:
+        assert layout_problems(d.figure) == [], d.name
+        for ax in (a for a in d.figure.axes if a.get_xscale() == "log"):  # the T axes
+            labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+            assert "16384" in labels, (d.name, labels)
