@@ -192,9 +192,10 @@ def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
     from gapverify.verification.claims.registry import get_claim
     from gapverify.verification.running.runner import Task, check_memory
 
-    tasks = [Task(get_claim(c).for_profile(profile).experiment,
-                  tuple(sorted((k, float(v)) for k, v in case.items())), max(sizes), 0, 0, "")
-             for c in claims for case in get_claim(c).for_profile(profile).cases_for(profile, overrides)]
+    judged = [get_claim(c).for_profile(profile) for c in claims]  # a profile's own experiment
+    tasks = [Task(claim.experiment, tuple(sorted((k, float(v)) for k, v in case.items())),
+                  max(sizes), 0, 0, "")
+             for claim in judged for case in claim.cases_for(profile, overrides)]
     check_memory(tasks, workers)
 
 
