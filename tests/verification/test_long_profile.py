@@ -102,3 +102,28 @@ def test_every_profile_the_command_line_offers_has_a_power_target():
     from gapverify.verification.claims.model import POWER_TARGETS, PROFILES
 
     assert PROFILES == OFFERED == tuple(POWER_TARGETS)
+
+
+def test_verify_long_runs_the_edge_claims_and_the_report_without_the_depth_figure(
+        tmp_path, monkeypatch, capsys):
+    import json
+    from pathlib import Path
+
+    from gapverify.verification.cli import pipeline
+
+    calls = []
+
+    def step(argv):
+        calls.append(argv)
+        if argv[0] == "run":
+            claims = [{"claim": c, "verdict": "verified"} for c in EDGE_CLAIMS]
+            Path(argv[argv.index("--json") + 1]).write_text(json.dumps({"claims": claims}))
+        return 0
+
+    monkeypatch.setattr(pipeline, "_step", step)
+    assert main(["verify", "--profile", "long", "--out", str(tmp_path / "out"),
+                 "--store", str(tmp_path / "s.sqlite")]) == 0
+    assert [a[0] for a in calls] == ["run", "report"]
+    assert calls[0][:3] == ["run", "--profile", "long"]
+    out = capsys.readouterr().out
+    assert "3 verified: exit 0" in out and "depth_profile" not in out

@@ -5,7 +5,7 @@ The steps, each the command a person would type (run in a child ``python -m gapv
 so that each is exactly that command and one failing leaves the others' outputs):
 
 1. ``gapverify run --profile P --json OUT/results.json --store STORE [--workers N]``;
-2. ``gapverify paper-figure --out OUT`` (the paper's depth figure);
+2. ``gapverify paper-figure --out OUT`` (the paper's depth figure; not for ``--profile long``);
 3. ``gapverify report --from OUT/results.json --store STORE --out OUT`` (tables, figures,
    ``report.tex`` and, where LaTeX is complete, ``report.pdf``).
 
@@ -32,8 +32,11 @@ from gapverify.verification.running.defaults import DEFAULT_STORE, STORE_ENV, de
 
 __all__ = ["register", "COMMANDS", "PROFILES", "run_exit_code"]
 
-#: The profiles ``verify`` runs (the others sample for minutes to hours per claim).
-PROFILES = ("quick", "standard")
+#: The profiles ``verify`` runs: quick and standard (every default claim, minutes) and
+#: long (the bulk edge at kappa = 1, about 45 minutes on 2 cores: ``make long``, overnight).
+PROFILES = ("quick", "standard", "long")
+#: Profiles whose verification draws the paper's depth figure too (long judges the edge only).
+_PAPER_FIGURE = ("quick", "standard")
 #: The run's codes after which it judged every claim and wrote its results.
 _JUDGED = (EXIT_OK, EXIT_FAIL, EXIT_UNVERIFIED)
 
@@ -92,17 +95,17 @@ def _cmd_verify(args) -> int:
         print(f"gapverify verify: 'gapverify {' '.join(run)}' ended with exit {run_code}; "
               "no figure or report", file=sys.stderr)
         return run_code
-    for name, argv in (("paper-figure", ["paper-figure", "--out", str(out)]),
-                       ("report", ["report", "--from", str(results), "--store", store,
-                                   "--out", str(out)])):
+    steps = [("paper-figure", ["paper-figure", "--out", str(out)])] if args.profile in _PAPER_FIGURE else []
+    steps.append(("report", ["report", "--from", str(results), "--store", store, "--out", str(out)]))
+    for name, argv in steps:
         code = _step(argv)
         if code != EXIT_OK:
             print(f"gapverify verify: 'gapverify {name}' ended with exit {code} (see above); "
                   f"the run's results are in {results} and are not lost", file=sys.stderr)
     code = run_exit_code(results, run_code)
     print(f"Outputs: {results}, {out / 'report.pdf'} (where LaTeX is complete), "
-          f"{out / 'report.tex'}, {out / 'tables'}/, {out / 'figures'}/, "
-          f"{out / 'depth_profile.png'}")
+          f"{out / 'report.tex'}, {out / 'tables'}/, {out / 'figures'}/"
+          + (f", {out / 'depth_profile.png'}" if args.profile in _PAPER_FIGURE else ""))
     print(f"gapverify verify: {_summary(results)}: exit {code}")
     return code
 
@@ -112,7 +115,9 @@ def register(sub) -> None:
                                       "the suite, draw the paper's figure, write the report; "
                                       "exits with the run's code")
     p.add_argument("--profile", choices=PROFILES, default="standard",
-                   help="sweep profile of the run (quick: minutes; standard: the report's)")
+                   help="sweep profile of the run (quick: minutes; standard: the report's; "
+                        "long: the bulk edge at kappa = 1 to T = 16384, about 45 min on 2 "
+                        "cores, no depth figure)")
     p.add_argument("--out", metavar="DIR", default="reports/out",
                    help="output folder: results.json, tables/, figures/, report.tex, report.pdf")
     p.add_argument("--store", metavar="PATH", default=None,
