@@ -127,3 +127,17 @@ def test_verify_long_runs_the_edge_claims_and_the_report_without_the_depth_figur
     assert calls[0][:3] == ["run", "--profile", "long"]
     out = capsys.readouterr().out
     assert "3 verified: exit 0" in out and "depth_profile" not in out
+
+
+def test_the_long_profile_takes_a_backend_for_all_three_claims(tmp_path, capsys):
+    # markov.edge is an array-API experiment: fix.spectrum, whose own experiment takes full
+    # spectra in numpy, samples on a backend at the long profile too
+    from gapverify.verification.running.sampling_inputs import takes_backend
+
+    assert all(takes_backend(c, "long") for c in EDGE_CLAIMS)
+    assert not takes_backend("fix.spectrum", "quick")
+    code = main(["run", "fix.spectrum", "--profile", "long", "--backend", "numpy", "--dtype",
+                 "float32", "--sizes", "64,91,128,181", "--replicates", "2", "--quiet",
+                 "--store", str(tmp_path / "s.sqlite")])
+    assert code in (0, 3), capsys.readouterr().err
+    assert main(["run", "fix.spectrum", "--backend", "numpy", "--dtype", "float32"]) == 2

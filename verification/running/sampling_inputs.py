@@ -90,6 +90,21 @@ def _sampling(values: Mapping[str, float], law, backend: Mapping[str, str] | Non
 BACKEND_CLAIMS = ("markov.outliers", "width.stable_rank")
 
 
+def takes_backend(claim_id: str, profile: str) -> bool:
+    """Whether ``claim_id`` samples on any array library at ``profile``: one of
+    :data:`BACKEND_CLAIMS`, or a claim whose profile names an array-API experiment of its own
+    (the ``long`` profile's ``markov.edge``, which ``fix.spectrum`` shares too)."""
+    from gapverify.numerics.array_api import EXPERIMENTS as ARRAY_API_EXPERIMENTS
+    from gapverify.verification.claims.registry import get_claim
+
+    if claim_id in BACKEND_CLAIMS:
+        return True
+    try:
+        return get_claim(claim_id).for_profile(profile).experiment in ARRAY_API_EXPERIMENTS
+    except KeyError:
+        return False
+
+
 def backend_keys(opts: RunOptions) -> dict:
     """The backend's sampling keys, with the run checked: a backend other than numpy in
     float64 samples only :data:`BACKEND_CLAIMS`, never an entry law; the ``gpu`` profile
@@ -103,7 +118,7 @@ def backend_keys(opts: RunOptions) -> dict:
                              "float64 matrix per task, Lanczos passes over it); it runs with "
                              "--backend torch or cupy (--device cuda), not numpy")
     if keys:
-        others = [c for c in opts.claims if c not in BACKEND_CLAIMS]
+        others = [c for c in opts.claims if not takes_backend(c, opts.profile)]
         if others:
             raise ParameterError(f"parameter '--backend': claim(s) {', '.join(others)} sample "
                                  f"with numpy in float64 only; claims that take --backend, "
@@ -158,8 +173,8 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
         raise UsageError("parameter '--backend': --entries laws are sampled with numpy in float64 "
                          "only")
     if not named:
-        return list(BACKEND_CLAIMS)
-    others = [c for c in claims if c not in BACKEND_CLAIMS]
+        return [c for c in claims if takes_backend(c, profile)]
+    others = [c for c in claims if not takes_backend(c, profile)]
     if others:
         raise UsageError(f"parameter '--backend': claim(s) {', '.join(others)} sample with numpy "
                          f"in float64 only; claims that take --backend, --device, --dtype: "
