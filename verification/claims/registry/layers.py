@@ -191,10 +191,12 @@ _register(Claim(
                    r"T^{\ell-1}\|A^\perp_\ell\cdots A^\perp_1\|_F^2"),
     ),
     checks=(
-        Check("frob_A", "frob_A", "limit", rate=0.85, rate_status="derived",
+        Check("frob_A", "frob_A", "limit", rate=0.9, rate_status="derived",
               rate_note="column-sum fluctuations of the cross terms are O(kappa^2/T); a "
                         "subleading correction keeps the local slope at 0.92-0.97 for "
-                        "T <= 512: asserted 0.85"),
+                        "T <= 512 (fitted 0.79-1.12, se 0.06-0.09, at s2 = 1/2 over 20 root "
+                        "seeds of base 271828, quick): asserted 0.9. At 0.85 its rate +0.5 "
+                        "(1.35) went unrejected in 2 of those 20 seeds"),
         Check("frob_Aperp_scaled", "frob_Aperp_scaled", "limit", models=ONE_OVER_T_SERIES,
               rate_status="derived",
               rate_note="the mean of a normalised trace of a product of l independent bulk "
