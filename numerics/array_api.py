@@ -46,7 +46,7 @@ from gapverify.numerics.edge import EDGE_K, tracy_widom_edge
 from gapverify.numerics.statistics import moment_ratio, outlier_measurement
 
 __all__ = ["lanczos_tol", "softmax_markov", "top_singular_values", "top_eigenvalues",
-           "outliers", "width_stable_rank", "bulk_edge", "MAX_LANCZOS_STEPS", "ARNOLDI_VECTORS"]
+           "outliers", "width_stable_rank", "bulk_edge", "perp_singular_values", "MAX_LANCZOS_STEPS", "ARNOLDI_VECTORS"]
 
 #: Most Golub-Kahan steps (the numpy path's PROPACK takes at most 600; full
 #: reorthogonalisation converges in fewer, the margin is for float32).
@@ -325,16 +325,7 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
     frob_A = frobenius_sq(A)
     s1_A = float(matrix_singular_values(A, 1, tol)[0])
 
-    def perp(x):
-        return A @ x - xp.sum(x) / T
-
-    def perp_t(y):
-        return A.T @ y - xp.sum(y) / T
-
-    if T <= 16:
-        top_perp = matrix_singular_values(A - 1.0 / T, EDGE_K, tol)
-    else:
-        top_perp = top_singular_values((T, T), perp, perp_t, A, EDGE_K, tol)
+    top_perp = perp_singular_values(A, EDGE_K, tol)
     s1_perp = float(top_perp[0])
     frob_perp = frob_A - 2.0 * _scalar(xp.sum(A)) / T + 1.0
     return {
@@ -349,6 +340,18 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, object])
         "sr_Sigma1perp_edge_over_T": edge_Sigma1perp / T,
         "m2_ratio_X1perp": moment_ratio(sr_X1perp / T, sr_Sigma1perp / T),  # -> m2/m1^2
     }
+
+
+def perp_singular_values(A, k: int, tol: float) -> np.ndarray:
+    r"""The ``k`` largest singular values of :math:`A^\perp = A - \mathbf 1\mathbf 1^\top/T`
+    through the operator :math:`x \mapsto Ax - \mathbf 1(\mathbf 1^\top x)/T` and its
+    transpose (``O(T^2)`` a step, :math:`A^\perp` never formed; formed for ``T <= 16``)."""
+    xp = _ns(A)
+    T = A.shape[0]
+    if T <= 16:
+        return matrix_singular_values(A - 1.0 / T, k, tol)
+    return top_singular_values((T, T), lambda x: A @ x - xp.sum(x) / T,  # Aperp x
+                               lambda y: A.T @ y - xp.sum(y) / T, A, k, tol)  # Aperp^T y
 
 
 def _perp_frobenius_and_max(A, block: int = 512) -> tuple[float, float]:
@@ -389,20 +392,9 @@ def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, object]) -> dict
     b = _backend_params(p if "backend" in p else {**p, "dtype": "float32"})
     tol = lanczos_tol(b.dtype)
     A = softmax_markov(b, rng, T, float(p["mu"]), float(p["s2"]))
-    xp = _ns(A)
     s = matrix_singular_values(A, 2, tol)
     frob_perp, max_perp = _perp_frobenius_and_max(A)
-
-    def perp(x):
-        return A @ x - xp.sum(x) / T  # Aperp x
-
-    def perp_t(y):
-        return A.T @ y - xp.sum(y) / T  # Aperp^T y
-
-    if T <= 16:
-        top_perp = matrix_singular_values(A - 1.0 / T, EDGE_K, tol)
-    else:
-        top_perp = top_singular_values((T, T), perp, perp_t, A, EDGE_K, tol)
+    top_perp = perp_singular_values(A, EDGE_K, tol)
     root = math.sqrt(T)
     return {
         "s1": float(s[0]),

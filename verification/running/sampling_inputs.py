@@ -91,18 +91,14 @@ BACKEND_CLAIMS = ("markov.outliers", "width.stable_rank")
 
 
 def takes_backend(claim_id: str, profile: str) -> bool:
-    """Whether ``claim_id`` samples on any array library at ``profile``: one of
-    :data:`BACKEND_CLAIMS`, or a claim whose profile names an array-API experiment of its own
-    (the ``long`` profile's ``markov.edge``, which ``fix.spectrum`` shares too)."""
+    """Whether ``claim_id`` samples on any array library at ``profile``: whether the
+    experiment it runs there has an array-API version (:mod:`numerics.array_api`): those of
+    :data:`BACKEND_CLAIMS`, and the ``long`` profile's ``markov.edge``, which
+    ``fix.spectrum`` shares too."""
     from gapverify.numerics.array_api import EXPERIMENTS as ARRAY_API_EXPERIMENTS
     from gapverify.verification.claims.registry import get_claim
 
-    if claim_id in BACKEND_CLAIMS:
-        return True
-    try:
-        return get_claim(claim_id).for_profile(profile).experiment in ARRAY_API_EXPERIMENTS
-    except KeyError:
-        return False
+    return get_claim(claim_id).for_profile(profile).experiment in ARRAY_API_EXPERIMENTS
 
 
 def backend_keys(opts: RunOptions) -> dict:
