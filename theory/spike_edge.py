@@ -78,7 +78,7 @@ from scipy import integrate, special, stats
 
 __all__ = ["spike", "spike_map", "spike_map_identities", "entry_sf", "order_statistic_sf",
            "max_entry_mean", "bulk_edge", "edge_mean", "edge_sd", "spike_excess", "t_min",
-           "bulk_edge_sizes", "TW1_MEAN", "DEFAULT_THRESHOLD"]
+           "bulk_edge_sizes", "first_size_below", "TW1_MEAN", "DEFAULT_THRESHOLD"]
 
 #: :math:`\mathbb E\,\mathrm{TW}_1`, the GOE Tracy-Widom mean, tabulated by Bornemann [5]_.
 TW1_MEAN = -1.2065335745820
@@ -292,8 +292,7 @@ def t_min(s2: float, threshold: float = DEFAULT_THRESHOLD, power: int = 1,
     :math:`\mathrm{sr}(A^\perp)/T \propto s_1^{-2}`). ``criterion="probability"``: the
     smallest ``T`` with :math:`P(a_T > \kappa) \le` ``threshold`` instead.
 
-    Scanned on a grid of ratio :math:`2^{1/8}` from 16 to :math:`2^{40}` for the last
-    ``T`` above the threshold, then bisected in :math:`\log T`.
+    Found by :func:`first_size_below`.
     """
     kap = _kappa(s2)
     if not (isinstance(threshold, (int, float)) and 0 < threshold < 1):
@@ -308,14 +307,22 @@ def t_min(s2: float, threshold: float = DEFAULT_THRESHOLD, power: int = 1,
             return float(order_statistic_sf(kap, s2, T)) - threshold
     else:
         raise ValueError(f"parameter 'criterion' must be 'excess' or 'probability', got {criterion!r}")
+    return first_size_below(over, f"the spike excess stays above {threshold} up to T = 2^40 "
+                                  f"at s2 = {s2}")
+
+
+def first_size_below(over, why: str) -> int:
+    r"""The smallest integer ``T >= 16`` from which ``over(T) <= 0`` at every larger ``T``:
+    scanned on a grid of ratio :math:`2^{1/8}` from 16 to :math:`2^{40}` for the last ``T``
+    with ``over(T) > 0``, then bisected in :math:`\log T`. ``why``: the error's text when
+    ``over`` stays positive to :math:`2^{40}` (raised as a ``ValueError`` on ``'s2'``)."""
     grid = 16.0 * 2.0 ** (np.arange(0, 8 * 36 + 1) / 8)
     above = [T for T in grid if over(T) > 0]
     if not above:
         return 16
     lo = max(above)
     if lo == grid[-1]:
-        raise ValueError(f"parameter 's2': the spike excess stays above {threshold} up to "
-                         f"T = 2^40 at s2 = {s2}")
+        raise ValueError(f"parameter 's2': {why}")
     hi = lo * 2.0 ** 0.125
     for _ in range(40):  # bisection in log T
         mid = math.sqrt(lo * hi)

@@ -21,11 +21,12 @@ from __future__ import annotations
 import functools
 from typing import Callable, Mapping
 
-from gapverify.theory import spike_edge
+from gapverify.theory import spike_edge, spike_width
 from gapverify.verification.claims.model import POWER_TARGETS, Profile
 from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _grid
 
-__all__ = ["bulk_edge_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE"]
+__all__ = ["bulk_edge_floor", "width_edge_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE",
+           "WIDTH_SPIKE_NOTE"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,6 +44,25 @@ def bulk_edge_floor(power: int = 1, light: float = LIGHT_TAIL_S2) -> Callable[[M
 
     return floor
 
+
+@functools.lru_cache(maxsize=None)
+def _width_floor(s2: float, gamma: float) -> int:
+    return spike_width.t_min_width(s2, gamma)
+
+
+def width_edge_floor(p: Mapping[str, float]) -> int:
+    r"""``min_size`` of :math:`\mathrm{sr}(X_1^\perp)/T`: ``t_min_width(s2, gamma)`` of
+    :mod:`theory.spike_width` (the spike of :math:`\sqrt T A^\perp` carried to
+    :math:`X_1^\perp = A^\perp Y` lifts its top eigenvalue by at most 1% from there on)."""
+    return _width_floor(float(p["s2"]), float(p["gamma"]))
+
+
+WIDTH_SPIKE_NOTE = (
+    "judged where the largest entry a of sqrt(T) Aperp no longer lifts the edge of X1perp = "
+    "Aperp Y by more than 1%: T >= t_min_width(s2, gamma) (theory.spike_width: rotating Y "
+    "makes X1perp a sample covariance whose population carries the spike (a/kappa + "
+    "kappa/a)^2; it moves the edge x* only above a = kappa u_c, u_c^2 = (1 + sqrt(1 + "
+    "8 gamma))/2, to (u + 1/u)^2 (1 + gamma/u^2)): {floors}")
 
 SPIKE_NOTE = ("judged where the bulk edge holds: every size for s2 <= {light}, else T >= "
               "t_min(s2) (theory.spike_edge: the largest entries a of sqrt(T) Aperp act as "
