@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         print("spike_width_check: error: parameter '--replicates' must be >= 2", file=sys.stderr)
         return 2
     uc = spike_width.width_threshold(args.gamma)
-    xs = spike_width._psi(uc, args.gamma)  # = x*_1(gamma)
+    xs = spike_width.width_outlier(uc, args.gamma)  # = x*_1(gamma)
     kappa = math.sqrt(math.expm1(args.s2))
     children = iter(np.random.SeedSequence(args.seed).spawn(len(args.sizes) * args.replicates))
     print(f"s2 = {args.s2}, gamma = {args.gamma}: u_c = {uc:.4f}, x* = {xs:.4f}")
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         spiked = u > uc
         model_p = float(spike_edge.order_statistic_sf(kappa * uc, args.s2, T))
         lift = lam[spiked].mean() / xs - 1 if spiked.any() else math.nan
-        model_lift = spike_width._psi(u[spiked], args.gamma).mean() / xs - 1 if spiked.any() else math.nan
+        model_lift = spike_width.width_outlier(u[spiked], args.gamma).mean() / xs - 1 if spiked.any() else math.nan
         print(f"{T:6d}   {spiked.mean():5.3f} ({model_p:5.3f})   {lift:+7.4f} ({model_lift:+7.4f})"
               f"      {lam[~spiked].mean() / xs - 1:+7.4f}     "
               f"{lam.mean() / lam[~spiked].mean() - 1:+7.4f} "

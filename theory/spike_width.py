@@ -56,8 +56,8 @@ from scipy import integrate
 from gapverify.theory import spike_edge
 from gapverify.theory.layers import x_star_depth1_formula
 
-__all__ = ["width_spike_map", "width_spike_identities", "width_threshold", "width_excess",
-           "t_min_width"]
+__all__ = ["width_spike_map", "width_spike_identities", "width_threshold", "width_outlier",
+           "width_excess", "t_min_width"]
 
 
 @cache
@@ -128,8 +128,11 @@ def width_threshold(gamma: float) -> float:
     return math.sqrt((1.0 + math.sqrt(1.0 + 8.0 * g)) / 2.0)
 
 
-def _psi(u: float, g: float) -> float:
-    return (u + 1.0 / u) ** 2 * (1.0 + g / u**2)  # the sample outlier of item 3
+def width_outlier(u, gamma: float):
+    r""":math:`\psi(u) = (u + 1/u)^2(1 + \gamma/u^2)`: the top eigenvalue of
+    :math:`X_1^\perp{X_1^\perp}^\top` (module units) for a spike ``u = a/kappa > u_c``
+    (item 3; :math:`\psi(u_c) = x^*_1(\gamma)`). Vectorised in ``u``."""
+    return (u + 1.0 / u) ** 2 * (1.0 + gamma / u**2)
 
 
 def _dpsi(u: float, g: float) -> float:
@@ -150,7 +153,7 @@ def width_excess(s2: float, gamma: float, T: float) -> float:
     if kap is None:
         raise ValueError(f"parameter 's2' must be a number in (0, 700], got {s2!r}")
     uc = width_threshold(g)
-    xs = _psi(uc, g)  # = x*_1(gamma), item 3
+    xs = width_outlier(uc, g)  # = x*_1(gamma), item 3
     _, hi = spike_edge._range(s2, spike_edge._check_T(T), 1, "self")
     if hi <= kap * uc:
         return 0.0

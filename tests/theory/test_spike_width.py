@@ -22,12 +22,12 @@ def test_width_spike_map_is_derived_and_its_identities_hold():
 @pytest.mark.parametrize("gamma", [0.25, 0.5, 1.0])
 def test_threshold_lands_on_the_free_probability_edge(gamma):
     uc = sw.width_threshold(gamma)
-    assert sw._psi(uc, gamma) == pytest.approx(float(layers.x_star(1, gamma)), rel=1e-12)
+    assert sw.width_outlier(uc, gamma) == pytest.approx(float(layers.x_star(1, gamma)), rel=1e-12)
     # psi has its minimum there: below u_c the spike leaves the edge where it is
     assert sw._dpsi(uc * 0.99, gamma) < 0 < sw._dpsi(uc * 1.01, gamma)
     h = 1e-6
     assert sw._dpsi(1.7, gamma) == pytest.approx(
-        (sw._psi(1.7 + h, gamma) - sw._psi(1.7 - h, gamma)) / (2 * h), rel=1e-6)
+        (sw.width_outlier(1.7 + h, gamma) - sw.width_outlier(1.7 - h, gamma)) / (2 * h), rel=1e-6)
 
 
 def _sample(s2: float, gamma: float, T: int, n: int, seed: int):
@@ -56,7 +56,7 @@ def test_spiked_edge_against_sampled_matrices():
     uc = sw.width_threshold(gamma)
     spiked = u > uc + 0.15
     assert spiked.sum() >= 10
-    ratio = lam[spiked] / sw._psi(u[spiked], gamma)
+    ratio = lam[spiked] / sw.width_outlier(u[spiked], gamma)
     se = ratio.std(ddof=1) / math.sqrt(spiked.sum())
     assert 1 - 2 * T ** (-2 / 3) - 4 * se <= ratio.mean() <= 1 + 4 * se
     wrong = lam[spiked] / (u[spiked] + 1 / u[spiked]) ** 2
