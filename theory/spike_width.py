@@ -38,7 +38,8 @@ values of :math:`X_1^\perp` fill a law with right edge :math:`x^*_1(\gamma)`, an
    (``numerics.edge``, the intercept of the top four :math:`s_j^2` against the Airy-1 means)
    weights :math:`s_1^2` by :math:`w_1 = 1.004`, so it carries that lift whole. The check of
    :math:`\mathrm{sr}(X_1^\perp)/T` is judged from the size on which that excess stays
-   below 1%.
+   below a threshold (the registry's ``WIDTH_SPIKE_THRESHOLD``, 2%; the default here is
+   the 1% of :mod:`theory.spike_edge`).
 
 References
 ----------
@@ -168,7 +169,7 @@ def width_excess(s2: float, gamma: float, T: float) -> float:
 def t_min_width(s2: float, gamma: float,
                 threshold: float = spike_edge.DEFAULT_THRESHOLD) -> int:
     r"""The smallest ``T`` (``>= 16``) from which :func:`width_excess` stays at most
-    ``threshold`` (default 1%, a third of the 3% power target): where the check of
+    ``threshold`` (default 1%, that of :func:`theory.spike_edge.t_min`): where the check of
     :math:`\mathrm{sr}(X_1^\perp)/T` is judged."""
     _gamma(gamma)
     if not (isinstance(threshold, (int, float)) and 0 < threshold < 1):

@@ -56,16 +56,19 @@ def test_the_bulk_edge_is_judged_at_log_2_from_t_min_on():
 
 def test_x1perp_edge_is_judged_from_the_width_spike_floor():
     """width.stable_rank's sr(X1perp)/T (edge read, its recorded s_1^2 read and the moment
-    ratio judged with it) starts at t_min_width(s2, gamma) of theory.spike_width: every quick
-    size at s2 = 1/4, gamma = 1, from 305 on at s2 = 1/2, gamma = 1/2; the note quotes both."""
+    ratio judged with it) starts at t_min_width(s2, gamma, 2%) of theory.spike_width: every
+    quick size at s2 = 1/4, gamma = 1, from 153 on at s2 = 1/2, gamma = 1/2; the note quotes
+    both."""
     from gapverify.theory.spike_width import t_min_width
+    from gapverify.verification.claims.registry._bulk_edge import WIDTH_SPIKE_THRESHOLD
 
     claim = get_claim("width.stable_rank")
     quick = claim.profiles["quick"].sizes
     checks = [c for c in claim.checks if "X1perp" in c.statistic]
     assert len(checks) == 3
-    assert t_min_width(0.5, 0.5) == 305 and t_min_width(0.25, 1.0) == 16
+    assert WIDTH_SPIKE_THRESHOLD == 0.02
+    assert t_min_width(0.5, 0.5, 0.02) == 153 and t_min_width(0.25, 1.0, 0.02) == 16
     for c in checks:
         assert c.judged_sizes({"s2": 0.25, "gamma": 1.0}, quick) == list(quick)
-        assert c.judged_sizes({"s2": 0.5, "gamma": 0.5}, quick) == [T for T in quick if T >= 305]
-        assert "305 at s2 = 1/2" in c.min_size_note
+        assert c.judged_sizes({"s2": 0.5, "gamma": 0.5}, quick) == [T for T in quick if T >= 153]
+        assert "153 at s2 = 1/2" in c.min_size_note
