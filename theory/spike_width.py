@@ -101,7 +101,7 @@ def width_spike_identities() -> dict[str, bool]:
     Gu = 1 / (u**2 + 1)
     stieltjes = (sp.simplify(alpha * Gu**2 - alpha * Gu + 1) == 0
                  and sp.simplify(sp.Rational(1, 2) - Gu - (u**2 - 1) / (2 * (u**2 + 1))) == 0)
-    closed = sp.simplify(psi - (u + 1 / u) ** 2 * (1 + g / u**2)) == 0
+    closed = sp.simplify(psi - _psi_closed(u, g)) == 0
     crit = sp.solve(sp.numer(sp.together(sp.diff(psi, u))), u)
     uc = sp.sqrt((1 + sp.sqrt(1 + 8 * g)) / 2)
     above_one = [c for c in crit if sp.simplify(c - uc) == 0]
@@ -111,7 +111,7 @@ def width_spike_identities() -> dict[str, bool]:
     edge = all(sp.simplify(psi.subs(u, uc).subs(g, gv) - x_star_depth1_formula(gv)) == 0
                for gv in (sp.Rational(1, 4), sp.Rational(1, 2), sp.Integer(1)))
     p = sp.Symbol("p", positive=True)
-    edge_symbolic = sp.simplify(((u + 1 / u) ** 2 * (1 + g / u**2)).subs(u, 1 / sp.sqrt(p))
+    edge_symbolic = sp.simplify(_psi_closed(u, g).subs(u, 1 / sp.sqrt(p))
                                 - (1 + p) ** 2 * (1 + g * p) / p) == 0
     return {"stieltjes": bool(stieltjes), "closed_form": bool(closed),
             "threshold": bool(len(above_one) == 1 and sign_change),
@@ -131,16 +131,24 @@ def width_threshold(gamma: float) -> float:
     return math.sqrt((1.0 + math.sqrt(1.0 + 8.0 * g)) / 2.0)
 
 
+def _psi_closed(u, g):
+    return (u + 1 / u) ** 2 * (1 + g / u**2)  # the closed form of item 3
+
+
+@cache
+def _outlier_functions():
+    """``(psi, dpsi/du)`` as numpy functions of ``(u, gamma)``, from the closed form that
+    :func:`width_spike_identities` proves equal to the derived map (``closed_form``)."""
+    u, g = sp.symbols("u gamma", positive=True)
+    psi = _psi_closed(u, g)
+    return sp.lambdify((u, g), psi, "numpy"), sp.lambdify((u, g), sp.diff(psi, u), "numpy")
+
+
 def width_outlier(u, gamma: float):
     r""":math:`\psi(u) = (u + 1/u)^2(1 + \gamma/u^2)`: the top eigenvalue of
     :math:`X_1^\perp{X_1^\perp}^\top` (module units) for a spike ``u = a/kappa > u_c``
     (item 3; :math:`\psi(u_c) = x^*_1(\gamma)`). Vectorised in ``u``."""
-    return (u + 1.0 / u) ** 2 * (1.0 + gamma / u**2)
-
-
-def _dpsi(u: float, g: float) -> float:
-    return 2.0 * (u + 1.0 / u) * (1.0 - 1.0 / u**2) * (1.0 + g / u**2) \
-        - 2.0 * g * (u + 1.0 / u) ** 2 / u**3  # d psi / du
+    return _outlier_functions()[0](u, gamma)
 
 
 def width_excess(s2: float, gamma: float, T: float) -> float:
@@ -152,16 +160,15 @@ def width_excess(s2: float, gamma: float, T: float) -> float:
                 P(a_T > x)\,dx.
     """
     g = _gamma(gamma)
-    kap = math.sqrt(math.expm1(s2)) if isinstance(s2, (int, float)) and 0 < s2 <= 700 else None
-    if kap is None:
-        raise ValueError(f"parameter 's2' must be a number in (0, 700], got {s2!r}")
+    kap = spike_edge._kappa(s2)
     uc = width_threshold(g)
     xs = width_outlier(uc, g)  # = x*_1(gamma), item 3
+    dpsi = _outlier_functions()[1]
     _, hi = spike_edge._range(s2, spike_edge._check_T(T), 1, "self")
     if hi <= kap * uc:
         return 0.0
     val, _ = integrate.quad(
-        lambda x: _dpsi(x / kap, g) / kap * float(spike_edge.order_statistic_sf(x, s2, T)),
+        lambda x: dpsi(x / kap, g) / kap * float(spike_edge.order_statistic_sf(x, s2, T)),
         kap * uc, hi, limit=200, epsabs=1e-12)
     return val / xs
 

@@ -24,9 +24,10 @@ def test_threshold_lands_on_the_free_probability_edge(gamma):
     uc = sw.width_threshold(gamma)
     assert sw.width_outlier(uc, gamma) == pytest.approx(float(layers.x_star(1, gamma)), rel=1e-12)
     # psi has its minimum there: below u_c the spike leaves the edge where it is
-    assert sw._dpsi(uc * 0.99, gamma) < 0 < sw._dpsi(uc * 1.01, gamma)
+    dpsi = sw._outlier_functions()[1]
+    assert dpsi(uc * 0.99, gamma) < 0 < dpsi(uc * 1.01, gamma)
     h = 1e-6
-    assert sw._dpsi(1.7, gamma) == pytest.approx(
+    assert dpsi(1.7, gamma) == pytest.approx(
         (sw.width_outlier(1.7 + h, gamma) - sw.width_outlier(1.7 - h, gamma)) / (2 * h), rel=1e-6)
 
 
