@@ -55,6 +55,7 @@ __all__ = [
     "value_gradient_expectation",
     "value_gradient_growth_exponent",
     "input_jacobian_sq_norm",
+    "input_jacobian_rate",
 ]
 
 #: Context length, as a symbol for limits ``T -> oo``.
@@ -299,3 +300,39 @@ def input_jacobian_sq_norm(d: Any, sigma_V: Any, kappa2: Any = kappa2_sym, gamma
             raise ValueError("input_jacobian_sq_norm(fixed=True) needs T or gamma")
         T = sp.sympify(gamma) * sp.sympify(d)
     return sp.simplify(w_sq * sp.sympify(kappa2) * edge / sp.sympify(T))
+
+
+def input_jacobian_rate() -> sp.Rational:
+    r"""Rate of :math:`\|W_1\|_2^2\|A\|_2^2/d \to 4\sigma_V^2`: :math:`2/3` (in ``d``, so in
+    :math:`T = \gamma d`).
+
+    The largest eigenvalue of :math:`W_1W_1^\top/\sigma_V^2` (``n = p = d``) is
+    :math:`\mu_d + \sigma_d\,\mathrm{TW}_1` to leading order, Johnstone [5]_:
+    :math:`\mu_d = (\sqrt{n-1/2}+\sqrt{p-1/2})^2`,
+    :math:`\sigma_d = (\sqrt{n-1/2}+\sqrt{p-1/2})(1/\sqrt{n-1/2}+1/\sqrt{p-1/2})^{1/3}`, so
+
+    .. math:: \mathbb E\|W_1\|_2^2/(\sigma_V^2 d) = 4 + 2^{4/3}\,\mathbb E\,\mathrm{TW}_1\,
+              d^{-2/3} - 2/d + o(d^{-2/3}),
+
+    the Tracy-Widom offset (:math:`\sigma_d/\mu_d \sim 2^{-2/3} d^{-2/3}`, derived here in
+    sympy) leading the centring's :math:`\mu_d/d - 4 = O(1/d)`. The other factor
+    :math:`\|A\|_2^2 = 1 + O(1/T)`: :math:`\|A^\top\mathbf 1\|^2/T = 1 +
+    \sum_j (c_j - 1)^2/T` with column sums of variance :math:`\kappa^2/T`. The slowest of
+    the three corrections is the rate.
+
+    .. [5] I. M. Johnstone, "On the distribution of the largest eigenvalue in principal
+       components analysis", Ann. Statist. 29 (2001).
+    """
+    d = sp.Symbol("d", positive=True)
+    root = sp.sqrt(d - sp.Rational(1, 2))  # n = p = d
+    mu = (2 * root) ** 2
+    sigma = 2 * root * (2 / root) ** sp.Rational(1, 3)
+
+    def exponent(expr: sp.Expr) -> sp.Expr:
+        # -lim log|expr| / log d: the power of d^-1 at which expr vanishes
+        return -sp.limit(sp.log(sp.Abs(expr)) / sp.log(d), d, sp.oo)
+
+    tracy_widom = exponent(sigma / mu)     # sigma_d / mu_d: the TW offset, relative
+    centring = exponent(mu / d - 4)        # mu_d / d - 4 = -2/d
+    column_sums = sp.Integer(1)            # ||A||_2^2 - 1 = O(kappa^2 / T)
+    return sp.Min(tracy_widom, centring, column_sums)
