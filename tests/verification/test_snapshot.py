@@ -338,3 +338,19 @@ def test_float_noise_below_1e_9_is_not_a_change(law_snap):
     q["0.5"] = f"{float(q['0.5']) * (1 + 1e-6):.15e}"
     file.write_text(snapshot.canonical_text(record))
     assert _changed(law_snap) == {"markov.circular_law": ["law_quantiles"]}
+
+
+def test_a_rule_rate_changed_behind_its_text_is_caught(tmp_path, monkeypatch):
+    """gradient.input_jacobian states its rate by a rule whose text names the derivation:
+    the derivation returning 1/2 instead of 2/3 leaves every text alone and shows as the
+    profile cases' rates."""
+    from gapverify.theory import layers
+
+    monkeypatch.setattr(registry, "CLAIMS", {"gradient.input_jacobian": FULL["gradient.input_jacobian"]})
+    path = tmp_path / "snapshots"
+    assert main(["snapshot", "--update", "--path", str(path)]) == 0
+    record = json.loads((path / "gradient.input_jacobian.json").read_text())
+    assert {c["rates"]["jacobian_std_over_d"] for c in record["profile_cases"]} == {
+        snapshot.canonical_number(sp.Rational(2, 3))}
+    monkeypatch.setattr(layers, "input_jacobian_rate", lambda: sp.Rational(1, 2))
+    assert _changed(path) == {"gradient.input_jacobian": ["profile_cases"]}

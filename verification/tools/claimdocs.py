@@ -322,7 +322,7 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
             other, k = c["relative_to"]
             prediction += f" / `{other}`" + (f"^{k}" if k != 1 else "")
         out.append(f"| {prediction} | `{c['statistic']}` | {c['kind']}"
-                   f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {model} | "
+                   f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {_cell(model)} | "
                    f"{c['rate_status'] or '-'} | {_cell(c['domain'] or 'everywhere')} | "
                    f"{_cell(notes or '-')} |")
     out += ["", "Profiles:", "", "| profile | sizes T | replicates | power target |",

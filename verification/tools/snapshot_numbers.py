@@ -6,7 +6,9 @@ keeps, per claim:
 
 * ``reference_points``: every prediction at the defaults and with one parameter moved to
   :data:`REFERENCE_VALUES`, as ``sympy.N(expr, 30)`` (:func:`canonical_number`);
-* ``profile_cases``: every prediction at each case a profile samples;
+* ``profile_cases``: every prediction at each case a profile samples, and there the
+  number of every rate stated by a rule (:class:`~verification.claims.model.RateRule`:
+  its text alone, kept with the checks, would not show a changed value);
 * ``law_quantiles``: for every distance check, the law it judges with
   (``check.cdf(params, 1)``) at the reference points and the profile cases, as its
   quantiles at :data:`QUANTILE_LEVELS` (Brent's method on the CDF);
@@ -26,7 +28,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from gapverify.verification.claims.model import Claim
+from gapverify.verification.claims.model import Claim, RateRule
 
 __all__ = ["DIGITS", "REL_TOL", "FLOAT_REL_TOL", "REFERENCE_VALUES", "QUANTILE_LEVELS",
            "REFERENCE_ENTRY_LAWS", "canonical_number", "reference_points", "close",
@@ -138,8 +140,24 @@ def profile_cases(claim: Claim) -> list[dict]:
             if same:
                 same[0]["profiles"].append(profile)
             else:
-                out.append({"parameters": _parameters(values), "profiles": [profile],
-                            "values": _predictions_at(claim, values)})
+                entry = {"parameters": _parameters(values), "profiles": [profile],
+                         "values": _predictions_at(claim, values)}
+                rates = _rule_rates_at(claim, values)
+                if rates:
+                    entry["rates"] = rates
+                out.append(entry)
+    return out
+
+
+def _rule_rates_at(claim: Claim, values: Mapping[str, float]) -> dict[str, str]:
+    """The number of each rate a rule states, at ``values``, by check (none: ``{}``)."""
+    out = {}
+    for key, check in _checks_by_label(claim):
+        if isinstance(check.rate, RateRule):
+            try:
+                out[key] = canonical_number(sp.sympify(check.rate.fn(values)))
+            except Exception as exc:  # noqa: BLE001 - recorded: a rule that stops failing is a change
+                out[key] = f"error: {type(exc).__name__}"
     return out
 
 
