@@ -148,3 +148,37 @@ def test_a_member_the_data_contradict_accepts_nothing():
     assert fam.accepts(2.0)
     half = dict((name, h) for name, _, h in fam.fits)["1/T"]
     assert fam.high - fam.low == pytest.approx(2 * half, rel=1e-6)
+
+
+@pytest.mark.parametrize("factor", [1e-3, 1e3])
+def test_a_law_orders_of_magnitude_off_fails(factor):
+    """A distance check whose law is scaled by 0.001 or 1000 fails; the true law passes. At
+    0.001 the distances approach 1 like 1 - c T^-0.8 and the goodness of fit of the
+    distance's finite-size form is what rejects them (on real samples, fix.spectrum's law
+    at s2 = log 2, that misfit had inflated the rate's and the limit's errors until both
+    passed, and its power read "none")."""
+    def law_claim(f):
+        def cdf(p, scale):
+            return lambda x: np.clip(x / (f * scale), 0.0, 1.0)  # uniform on [0, f * scale]
+        return Claim(id="synthetic-law", title="uniform law",
+                     predictions=(Prediction("law", "theorem", lambda p: 1.0, "u", kind="law"),),
+                     checks=(Check("law", "u", "distance", rate=0.5, rate_status="derived",
+                                   cdf=cdf),),
+                     parameters=(), experiment="none", references=(),
+                     profiles={"quick": Profile(SIZES, 16, 0.05)})
+
+    def draw(rng, T):
+        # uniform, with about 2 T^0.2 values in [0, 5e-4] (as the smallest singular values
+        # of a square matrix, O(1/T)): at a scale of 0.001 the distance is 1 - O(T^-0.8)
+        u = rng.uniform(0.0, 1.0, T)
+        u[:int(round(2 * T ** 0.2))] = rng.uniform(0.0, 5e-4, int(round(2 * T ** 0.2)))
+        return np.sort(u)
+
+    rng = np.random.default_rng([7, 19])
+    data = {T: [{"u": draw(rng, T)} for _ in range(16)] for T in SIZES}
+    q = two_sided_quantile(0.01, 3)
+    assert judge_claim(law_claim(1.0), data, {}, q=q, root_seed=7).checks[0].verdict == "pass"
+    res = judge_claim(law_claim(factor), data, {}, q=q, root_seed=7)
+    assert res.checks[0].verdict == "fail", res.checks[0].reason
+    if factor < 1:  # the distances approach 1: only the goodness of fit sees it
+        assert "contradict the stated finite-size form" in res.checks[0].reason
