@@ -202,11 +202,8 @@ _register(Claim(
     # standard: T <= 724 and 128 replicates (the first 96 to T = 512 shared with
     # depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
     # at T <= 512 with 96, 2.9% with 128, 2.7% at T <= 724 with 96 and 2.3% with 128 (the
-    # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%.
-    # quick 96 (was 48) since the depth-1 floor (T >= 153): judged at T = 181..724 with 48,
-    # sr_Xperp_over_T at depth 1 had power 2.3-7.0% over 20 quick seeds of base 299792
-    # (lacking in 2) and 5.1% at the default seed
-    profiles=_profiles((64, 724, 96), (64, 724, 128), large=(64, 1024, 128)),
+    # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%
+    profiles=_profiles((64, 724, 48), (64, 724, 128), large=(64, 1024, 128)),
     cases=_DEPTH_CASES,
 ))
 
