@@ -25,7 +25,7 @@ from gapverify.theory import spike_edge, spike_width
 from gapverify.verification.claims.model import POWER_TARGETS, Profile
 from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _grid
 
-__all__ = ["bulk_edge_floor", "width_edge_floor", "depth_one_width_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE",
+__all__ = ["bulk_edge_floor", "width_edge_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE",
            "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
 
 
@@ -65,14 +65,6 @@ def width_edge_floor(p: Mapping[str, float]) -> int:
     :math:`X_1^\perp = A^\perp Y` lifts its top eigenvalue by at most
     :data:`WIDTH_SPIKE_THRESHOLD` from there on)."""
     return _width_floor(float(p["s2"]), float(p["gamma"]))
-
-
-def depth_one_width_floor(p: Mapping[str, float]) -> int:
-    r"""``min_size`` of :math:`\mathrm{sr}(X_\ell^\perp)/T` in ``depth.stable_rank``:
-    :func:`width_edge_floor` at depth 1, where :math:`X_1^\perp = A^\perp X_0W_1` is the
-    width claim's matrix; every size at depth 2 and more, which the spike model of
-    :mod:`theory.spike_width` does not cover."""
-    return width_edge_floor(p) if int(p["depth"]) == 1 else 0
 
 
 WIDTH_SPIKE_NOTE = (

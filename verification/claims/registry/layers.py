@@ -12,8 +12,7 @@ from gapverify.verification.claims.registry._common import (
     _register, light_tails, read_through_edge, read_through_moments, split_by_domain,
 )
 from gapverify.verification.claims.registry._bulk_edge import (
-    LONG_CASES, SPIKE_NOTE, WIDTH_SPIKE_NOTE, bulk_edge_floor, depth_one_width_floor,
-    long_profile, width_edge_floor,
+    LONG_CASES, SPIKE_NOTE, WIDTH_SPIKE_NOTE, bulk_edge_floor, long_profile, width_edge_floor,
 )
 
 
@@ -47,17 +46,6 @@ _X1_BELOW_SPIKE = {**_LIGHT, "min_size": width_edge_floor,
                               "(model 1.2% and 0.49%). With every size judged, a mean dipping "
                               "5-7 se at T = 128..256 failed the goodness of fit in 1 of 20 root "
                               "seeds (base 271828)")}
-
-#: depth.stable_rank's sr(X_l perp)/T: at depth 1 the same matrix, so the same floor
-_XL_BELOW_SPIKE = {**_LIGHT, "min_size": depth_one_width_floor,
-                   "min_size_note": "at depth 1, X_1perp = Aperp X_0 W_1 is width.stable_rank's "
-                   "X1perp, " + WIDTH_SPIKE_NOTE.format(
-                       floors="153 at s2 = 1/2, gamma = 1/2 (judged at T = 181..724). With "
-                              "every size judged, its mean dipped at T = 128 (0.1694 between "
-                              "0.1735 at 91 and 0.1727 at 181, se 0.0011-0.0014) and failed "
-                              "the goodness of fit (p = 6.2e-5) in 1 of 5 standard root seeds "
-                              "(base 161803)") + "; at depth 2 and "
-                   "more every size is judged (the spike model covers one layer)"}
 
 
 def _width_fixed(name: str):
@@ -184,12 +172,12 @@ _register(Claim(
         *read_through_edge(
             "sr_Xperp_over_T", "derived",
             _FC_NOTE + "; power 2.4-2.5%, and 3.4% at depth 2, gamma = 1 (standard, 96 "
-            "replicates, T <= 512)", **_XL_BELOW_SPIKE),
+            "replicates, T <= 512)", **_LIGHT),
         *read_through_moments(
             "sr_Sigmaperp_over_T", "sr_Xperp_over_T", "derived",
             _FC_NOTE + " (its square here); through s_1^2, power 4.6-6.5% (standard, 96 "
             "replicates, T <= 512); through the edge 5.7-6.2% there and 2.8-4.1% with 128 "
-            "replicates at T <= 1024", **_XL_BELOW_SPIKE),
+            "replicates at T <= 1024", **_LIGHT),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
