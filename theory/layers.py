@@ -302,6 +302,7 @@ def input_jacobian_sq_norm(d: Any, sigma_V: Any, kappa2: Any = kappa2_sym, gamma
     return sp.simplify(w_sq * sp.sympify(kappa2) * edge / sp.sympify(T))
 
 
+@lru_cache(maxsize=None)
 def input_jacobian_rate() -> sp.Rational:
     r"""Rate of :math:`\|W_1\|_2^2\|A\|_2^2/d \to 4\sigma_V^2`: :math:`2/3` (in ``d``, so in
     :math:`T = \gamma d`).
