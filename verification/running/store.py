@@ -38,6 +38,10 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from gapverify.verification.running.run_records import (
+    perturbations_of, results_dict, run_fields, run_row,
+)
+
 __all__ = ["Store", "StoreReadOnly", "StoreDamaged", "SCHEMA_VERSION", "code_version", "encode", "decode",
            "parameters_key"]
 
@@ -224,11 +228,11 @@ class Store:
             rows = db.execute("SELECT id, results FROM runs WHERE profile IS NULL OR "
                               "perturbations IS NULL").fetchall()
             for run_id, text in rows:
-                res = _loads(text)
+                res = results_dict(text)
                 if not res:  # unreadable results: left as they are (runs() says so)
                     continue
                 db.execute("UPDATE runs SET profile=?, claims=?, root_seed=?, code_version=?, "
-                           "provenance=?, perturbations=? WHERE id=?", (*_run_fields(res), run_id))
+                           "provenance=?, perturbations=? WHERE id=?", (*run_fields(res), run_id))
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -344,7 +348,7 @@ class Store:
                 "INSERT INTO runs (created, command, results, profile, claims, root_seed, "
                 "code_version, provenance, perturbations) VALUES (?,?,?,?,?,?,?,?,?)",
                 (time.time(), command, json.dumps(results, sort_keys=True, allow_nan=False),
-                 *_run_fields(results)))
+                 *run_fields(results)))
         return int(cur.lastrowid)
 
     def last_run(self, perturbed: bool = False) -> dict | None:
@@ -355,7 +359,7 @@ class Store:
         for rid, text, pert in self.db.execute(
                 f"SELECT id, results, {self._perturbations_sql()} FROM runs ORDER BY id DESC"):
             results = self._results(rid, text)
-            if perturbed or not _perturbations(pert, results):
+            if perturbed or not perturbations_of(pert, results):
                 return results
         return None
 
@@ -397,7 +401,7 @@ class Store:
                                    f"{''.join(', ' + c for c in columns)} FROM runs ORDER BY id"):
             rid, created, command, results = row[:4]
             stored = dict(zip(columns, row[4:]))
-            out.append(_run_row(rid, created, command, results, stored))
+            out.append(run_row(rid, created, command, results, stored))
         return out
 
     def count(self) -> int:
@@ -437,87 +441,3 @@ def _not_writable(path: Path) -> bool:
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     return not os.access(existing, os.W_OK)
-
-
-def _loads(text: str) -> dict:
-    try:
-        out = json.loads(text)
-    except (TypeError, json.JSONDecodeError):
-        return {}
-    return out if isinstance(out, dict) else {}
-
-
-def _perturbations(column, results: Mapping) -> list[str]:
-    """A run's perturbations: its column (JSON list), else read from its results."""
-    if isinstance(column, str):
-        try:
-            value = json.loads(column)
-            if isinstance(value, list):
-                return [str(v) for v in value]
-        except json.JSONDecodeError:
-            pass
-    return _perturbation_args(results)
-
-
-def _perturbation_args(results: Mapping) -> list[str]:
-    """``--perturb``/``--perturb-parameter`` arguments of a run, from its results
-    (the order of :func:`verification.running.suite.perturbations`)."""
-    out = []
-    eps = results.get("perturb")
-    if isinstance(eps, (int, float)) and eps:
-        out.append(f"--perturb {float(eps)!r}")
-    preds = results.get("perturb_predictions")
-    for k, v in sorted(preds.items() if isinstance(preds, dict) else ()):
-        out.append(f"--perturb {k}={float(v)!r}")
-    params = results.get("perturb_parameters")
-    for k, d in sorted(params.items() if isinstance(params, dict) else ()):
-        for p, f in sorted(d.items() if isinstance(d, dict) else ()):
-            out.append(f"--perturb-parameter {k}:{p}={float(f)!r}")
-    return out
-
-
-def _run_fields(results: Mapping[str, object]) -> tuple:
-    """``(profile, claims JSON, root_seed, code_version, provenance JSON, perturbations
-    JSON)`` of a run's results."""
-    claims = [c.get("claim") for c in results.get("claims", []) if isinstance(c, dict)]
-    prov = results.get("provenance") or {}
-    seed = results.get("root_seed")
-    return (results.get("profile"), json.dumps(claims), int(seed) if seed is not None else None,
-            results.get("code_version"), json.dumps(prov, sort_keys=True),
-            json.dumps(_perturbation_args(results)))
-
-
-def _json_column(text, kind):
-    """A JSON column's value, or ``None`` when it is missing or not JSON of ``kind``."""
-    if not isinstance(text, str):
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, kind) else None
-
-
-def _run_row(rid, created, command, results_text, stored: Mapping) -> dict:
-    """One row of :meth:`Store.runs`: the columns, each unreadable one taken from the
-    run's results (``damaged`` names what neither holds)."""
-    results = _loads(results_text)
-    fields = dict(zip(("profile", "claims", "root_seed", "code_version", "provenance"),
-                      _run_fields(results)))
-    damaged = [] if results or results_text == "{}" else ["results"]
-    claims = _json_column(stored.get("claims"), list)
-    prov = _json_column(stored.get("provenance"), dict)
-    for name, value in (("claims", claims), ("provenance", prov)):
-        if value is None and stored.get(name) is not None and not results:
-            damaged.append(name)
-    row = {"id": int(rid), "created": float(created), "command": command,
-           "profile": stored.get("profile") or fields["profile"],
-           "claims": claims if claims is not None else json.loads(fields["claims"]),
-           "root_seed": stored.get("root_seed") if stored.get("root_seed") is not None
-           else fields["root_seed"],
-           "code_version": stored.get("code_version") or fields["code_version"],
-           "provenance": prov if prov is not None else json.loads(fields["provenance"]),
-           "perturbations": _perturbations(stored.get("perturbations"), results)}
-    if damaged:
-        row["damaged"] = damaged
-    return row
