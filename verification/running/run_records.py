@@ -1,10 +1,10 @@
 """A judged run as a row of the store's ``runs`` table, and back.
 
 The run's results JSON is the record; the columns ``profile``, ``claims``, ``root_seed``,
-``code_version``, ``provenance`` and ``perturbations`` (:data:`verification.running.store.SCHEMA_VERSION`
-2 and 3) repeat what a listing needs without parsing every result. Reading is forgiving: a
-column that is not JSON of its kind is taken from the results, and what neither holds is
-named in the row's ``damaged`` list (:meth:`verification.running.store.Store.runs`).
+``code_version``, ``provenance`` and ``perturbations`` (schema versions 2 and 3 of
+:mod:`verification.running.store`) repeat what a listing needs without parsing every
+result. Reading is forgiving: a column that is not JSON of its kind is taken from the
+results, and what neither holds is named in the row's ``damaged`` list (:meth:`verification.running.store.Store.runs`).
 """
 from __future__ import annotations
 
