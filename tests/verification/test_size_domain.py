@@ -72,3 +72,27 @@ def test_x1perp_edge_is_judged_from_the_width_spike_floor():
         assert c.judged_sizes({"s2": 0.25, "gamma": 1.0}, quick) == list(quick)
         assert c.judged_sizes({"s2": 0.5, "gamma": 0.5}, quick) == [T for T in quick if T >= 153]
         assert "153 at s2 = 1/2" in c.min_size_note
+
+
+def test_depth_one_cases_of_depth_stable_rank_lie_where_no_spike_lifts_the_edge():
+    """depth.stable_rank judges sr(X_1perp)/T (the matrix of width.stable_rank's
+    sr(X1perp)/T) at every size and has no floor of its own: each of its depth-1 cases is
+    chosen where theory.spike_width puts the floor below the profile's smallest size (at
+    s2 = 1/2, gamma = 1/2 the floor is 153 and the mean sat 4.4-5.4% low and flat over
+    T = 64..181 at standard). Moving a depth-1 case back into the spike regime fails here."""
+    from gapverify.theory.spike_width import t_min_width
+    from gapverify.verification.claims.registry._bulk_edge import WIDTH_SPIKE_THRESHOLD
+
+    claim = get_claim("depth.stable_rank")
+    depth_one = 0
+    for name, profile in claim.profiles.items():
+        for case in claim.cases.get(name, ()):
+            if int(case["depth"]) != 1:
+                continue
+            depth_one += 1
+            floor = t_min_width(float(case.get("s2", math.log(2))), float(case["gamma"]),
+                                WIDTH_SPIKE_THRESHOLD)
+            assert floor <= min(profile.sizes), (name, case, floor)
+    assert depth_one >= 2  # quick and standard each judge depth 1
+    # the parameters it left: the spike lifts the edge there up to T = 153
+    assert t_min_width(0.5, 0.5, WIDTH_SPIKE_THRESHOLD) > 64
