@@ -43,7 +43,7 @@ from scipy import linalg as sla
 
 from gapverify.numerics.backends import Backend, backend_of
 from gapverify.numerics.edge import EDGE_K, tracy_widom_edge
-from gapverify.numerics.statistics import moment_ratio, outlier_measurement
+from gapverify.numerics.statistics import ginibre_ratio, moment_ratio, outlier_measurement
 
 __all__ = ["lanczos_tol", "softmax_markov", "top_singular_values", "top_eigenvalues",
            "outliers", "width_stable_rank", "bulk_edge", "perp_singular_values", "MAX_LANCZOS_STEPS", "ARNOLDI_VECTORS"]
@@ -289,15 +289,20 @@ def _backend_params(p: Mapping[str, object]) -> Backend:
 
 def outliers(rng: np.random.Generator, T: int, p: Mapping[str, object]) -> dict:
     r"""``markov.outliers`` on the backend: :math:`\lambda_1`, :math:`s_1`,
-    :math:`\sqrt T s_2`, :math:`\sqrt T|\lambda_2|` of :math:`A` (every key of the numpy
-    path), plus ``dtype_eps`` and ``lanczos_tol`` (what the exact check of
+    :math:`\sqrt T s_2`, :math:`\sqrt T|\lambda_2|` of :math:`A` and its ratio to the
+    spectral radius of a real Ginibre matrix drawn after it on the backend's stream (every
+    key of the numpy path), plus ``dtype_eps`` and ``lanczos_tol`` (what the exact check of
     :math:`\lambda_1` scales its round-off tolerance by)."""
     b = _backend_params(p)
     tol = lanczos_tol(b.dtype)
     A = softmax_markov(b, rng, T, float(p["mu"]), float(p["s2"]))
+    out = outlier_measurement(matrix_singular_values(A, 2, tol), top_eigenvalues(A, 2, tol), T)
+    del A  # G after A, not beside it: one T x T matrix on the device at a time
+    G = b.generator(rng).normal((T, T), std=1.0 / math.sqrt(T))  # G_ij ~ N(0, 1/T)
+    rho = float(abs(top_eigenvalues(G, 3, tol)[0]))  # three: a conjugate pair and the next
+    del G
     # the numpy path's keys, and what the exact check of lambda1 scales its tolerance by
-    return {**outlier_measurement(matrix_singular_values(A, 2, tol),
-                                  top_eigenvalues(A, 2, tol), T),
+    return {**out, **ginibre_ratio(out["sqrtT_lambda2"], rho),
             "dtype_eps": b.eps, "lanczos_tol": tol}
 
 

@@ -26,8 +26,8 @@ from gapverify.numerics.samplers import (
     LogNormalEntries, entry_law, gaussian_matrix, isometric_input, remove_outlier,
 )
 from gapverify.numerics.statistics import (
-    eigenvalues, frobenius_sq, moment_ratio, outlier_measurement, singular_values, stable_rank,
-    stable_ranks, top_eigenvalues, top_singular_values,
+    eigenvalues, frobenius_sq, ginibre_ratio, moment_ratio, outlier_measurement, singular_values,
+    stable_rank, stable_ranks, top_eigenvalues, top_singular_values,
 )
 
 __all__ = ["EXPERIMENTS", "Experiment"]
@@ -75,14 +75,22 @@ def circular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
 
 def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\lambda_1`, :math:`s_1`, :math:`\sqrt T s_2`, :math:`\sqrt T|\lambda_2|` of
-    :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum. Params that
-    name a ``backend`` (:mod:`numerics.backends`) are sampled by :mod:`numerics.array_api`."""
+    :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum; and
+    ``sqrtT_lambda2_ginibre`` :math:`= \sqrt T|\lambda_2(A)|/\rho(G)`, ``G`` a real Ginibre
+    matrix (i.i.d. :math:`N(0, 1/T)`) drawn after ``A`` (:func:`numerics.variants.ginibre_reference`:
+    ``A``'s outlier 1 lies outside the disc, so :math:`\lambda_2` is the bulk's first and
+    is compared with ``G``'s spectral radius). Params that name a ``backend``
+    (:mod:`numerics.backends`) are sampled by :mod:`numerics.array_api`."""
     if "backend" in p:
         from gapverify.numerics import array_api
 
         return array_api.outliers(rng, T, p)
     A = _attention(rng, T, p)
-    return outlier_measurement(top_singular_values(A, 2), top_eigenvalues(A, 2), T)
+    out = outlier_measurement(top_singular_values(A, 2), top_eigenvalues(A, 2), T)
+    del A  # G is drawn after A (A's statistics keep their values for a seed), not beside it
+    # Arnoldi to ARPACK's own limit, as for lambda_2(A): no O(T^3) fallback at T = 16384
+    rho = _v.ginibre_reference(rng, T, 1, restarts=None)
+    return {**out, **ginibre_ratio(out["sqrtT_lambda2"], rho)}
 
 
 def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:

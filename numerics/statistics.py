@@ -22,6 +22,7 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigs, svds
 
 __all__ = [
     "outlier_measurement",
+    "ginibre_ratio",
     "frobenius_sq",
     "top_singular_values",
     "stable_rank",
@@ -150,6 +151,15 @@ def top_eigenvalues(M: np.ndarray, k: int = 2, restarts: int | None = None) -> n
                 raise
             ev = eigenvalues(M)
     return ev[np.argsort(-np.abs(ev))][:k]
+
+
+def ginibre_ratio(sqrtT_lambda2: float, rho: float) -> dict[str, float]:
+    r"""``markov.outliers``' bulk radius against a Ginibre matrix drawn with the replicate:
+    ``ginibre_rho`` :math:`= \rho(G)` and ``sqrtT_lambda2_ginibre`` :math:`= \sqrt
+    T|\lambda_2(A)|/\rho(G)`. Both radii exceed their limits by :math:`\sqrt{\log T/4T}`
+    (Rider 2003), a correction universal at the Gumbel scale (Cipolloni, Erdos, Xu 2023),
+    so the ratio tends to :math:`\kappa` without it."""
+    return {"ginibre_rho": float(rho), "sqrtT_lambda2_ginibre": float(sqrtT_lambda2) / float(rho)}
 
 
 def outlier_measurement(s: "np.ndarray", lam: "np.ndarray", T: int) -> dict[str, float]:

@@ -60,15 +60,18 @@ def elementwise_attention(rng: np.random.Generator, T: int, name: str, mu: float
 ARNOLDI_RESTARTS = 64
 
 
-def ginibre_reference(rng: np.random.Generator, T: int, k: int) -> float:
+def ginibre_reference(rng: np.random.Generator, T: int, k: int,
+                      restarts: int | None = ARNOLDI_RESTARTS) -> float:
     r""":math:`|\lambda_k(G)|`, the ``k``-th largest eigenvalue modulus of a real Ginibre
     matrix :math:`G_{ij}` i.i.d. :math:`N(0, 1/T)` (``k = 1``: its spectral radius, which
     tends to 1 like :math:`1 + \sqrt{\gamma_T/4T}`, :math:`\gamma_T \approx \log T`).
-    Arnoldi for three values (a conjugate pair and the next), ``O(T^2)`` per product."""
+    Arnoldi for three values (a conjugate pair and the next), ``O(T^2)`` per product;
+    ``restarts`` as in :func:`numerics.statistics.top_eigenvalues` (``None``: ARPACK's
+    ``10 T``, never the ``O(T^3)`` full spectrum, for the large sizes of ``markov.outliers``)."""
     if k not in (1, 2):
         raise ValueError(f"parameter 'k' must be 1 or 2, got {k!r}")
     G = rng.normal(0.0, 1.0 / math.sqrt(T), size=(T, T))  # G_ij ~ N(0, 1/T)
-    return float(abs(top_eigenvalues(G, 3, restarts=ARNOLDI_RESTARTS)[k - 1]))
+    return float(abs(top_eigenvalues(G, 3, restarts=restarts)[k - 1]))
 
 
 def bulk_rank_of_lambda2(mean: float, var: float, T: int) -> int:

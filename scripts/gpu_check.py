@@ -23,7 +23,8 @@ ignores, so the same command resumes it), then prints
 Everything also goes to OUT/gpu_check.json (``--out``, default ``$OUT``, else
 ``build/gpu_check``). Needs torch with CUDA and array-api-compat (``pip install -e
 '.[gpu]'``). Memory: A is T^2 numbers, 32 GiB at T = 65536
-in float64 (16 GiB in float32); width.stable_rank at T = 32768, gamma = 1/2 holds A (8 GiB),
+in float64 (16 GiB in float32), then markov.outliers' Ginibre reference G (the same size,
+drawn after A is freed); width.stable_rank at T = 32768, gamma = 1/2 holds A (8 GiB),
 Y and A Y (16 GiB each).
 """
 from __future__ import annotations

@@ -11,6 +11,7 @@ from gapverify.numerics.backends import (
 )
 from gapverify.numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from gapverify.numerics.samplers import gaussian_matrix, remove_outlier
+from gapverify.numerics.variants import ginibre_reference
 from gapverify.numerics.statistics import (
     frobenius_sq, moment_ratio, stable_rank, stable_ranks,
     top_eigenvalues as np_top_eigenvalues, top_singular_values as np_top_singular_values,
@@ -36,13 +37,16 @@ def _torch():
 # --- the default path ----------------------------------------------------------------------
 
 def _reference_outliers(rng, T, p):
-    # the body of numerics.experiments.outliers before backends existed
+    # the body of numerics.experiments.outliers before backends existed (with the Ginibre
+    # reference drawn after A added since)
     A = experiments._attention(rng, T, p)
     s = np_top_singular_values(A, 2)
     lam = np_top_eigenvalues(A, 2)
+    rho = ginibre_reference(rng, T, 1, restarts=None)
     return {"lambda1": float(lam[0].real), "lambda1_imag": float(abs(lam[0].imag)),
             "s1": float(s[0]), "sqrtT_s2": float(s[1] * math.sqrt(T)),
-            "sqrtT_lambda2": float(abs(lam[1]) * math.sqrt(T)), "gap_ratio": float(s[0] / s[1])}
+            "sqrtT_lambda2": float(abs(lam[1]) * math.sqrt(T)), "gap_ratio": float(s[0] / s[1]),
+            "ginibre_rho": rho, "sqrtT_lambda2_ginibre": float(abs(lam[1]) * math.sqrt(T)) / rho}
 
 
 def _reference_width(rng, T, p):
@@ -155,7 +159,7 @@ def test_backends_agree_in_distribution():
     _torch()
     T, n = 128, 8
     p_t = {**OUT, **sampling_keys("torch", "cpu", "float64")}
-    for key in ("s1", "sqrtT_s2", "sqrtT_lambda2"):
+    for key in ("s1", "sqrtT_s2", "sqrtT_lambda2", "ginibre_rho", "sqrtT_lambda2_ginibre"):
         xs = [experiments.outliers(stream("markov.outliers", T, r, 5), T, dict(OUT))[key]
               for r in range(n)]
         ys = [experiments.outliers(stream("markov.outliers", T, r, 5), T, p_t)[key]

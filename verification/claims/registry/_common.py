@@ -19,6 +19,10 @@ from gapverify.verification.judging.inference import FiniteSizeModel
 EPS = float(np.finfo(float).eps)
 BCC = "Bordenave, Caputo, Chafai, PTRF 152 (2012), arXiv:0808.1502"
 GAP = "Naderi, Nait Saada, Tanner, Mind the Gap, ICML 2025, arXiv:2410.07799"
+RIDER = ("Rider, A limit theorem at the edge of a non-Hermitian random matrix ensemble, "
+         "J. Phys. A 36 (2003) 3401")
+CEX = ("Cipolloni, Erdos, Xu, Universality of extremal eigenvalues of large random matrices, "
+       "arXiv:2312.08325")
 
 
 def _kappa(p: Mapping[str, float]) -> float:

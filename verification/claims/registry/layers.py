@@ -191,13 +191,13 @@ _register(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    # quick: T <= 724 and 48 replicates (the first 24 to T = 512 shared with
-    # depth.frobenius): with 24 at T <= 512, sr_X at depth 1 had power 5.3% and
+    # quick: T <= 724 and 48 replicates (the depth-2 case's first 24 to T = 512 shared
+    # with depth.frobenius; its depth-1 case is its own since it moved to s2 = 0.35): with 24 at T <= 512, sr_X at depth 1 had power 5.3% and
     # sr_Xperp_over_T at depth 2, gamma = 1, 5.2%; with 40, 3.5% and 4.0%, but over 20
     # root seeds sr_Xperp_over_T lacked power in 10 (2.2-6.6% at depth 1, 3.4-6.4% at
     # depth 2); at T <= 724 with 48 it had 3.0% and 2.9% at the default seed.
-    # standard: T <= 724 and 128 replicates (the first 96 to T = 512 shared with
-    # depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
+    # standard: T <= 724 and 128 replicates (the depth-2 cases' first 96 to T = 512 shared
+    # with depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
     # at T <= 512 with 96, 2.9% with 128, 2.7% at T <= 724 with 96 and 2.3% with 128 (the
     # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%.
     # With depth 1 at s2 = 0.35: power 1.2-2.3% over 20 quick seeds (base 173205),

@@ -11,7 +11,7 @@ from gapverify.theory.markov import (
 
 from gapverify.verification.claims.model import Check, Claim, Prediction
 from gapverify.verification.claims.registry._common import (
-    BCC, EDGE_RATES, GAP, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _disc_modulus_cdf, _eig_tolerance,
+    BCC, CEX, EDGE_RATES, GAP, RIDER, _EDGE_NOTE, _LIGHT_TAIL_NOTE, _disc_modulus_cdf, _eig_tolerance,
     _fix_predicted_spectrum, _lanczos_tolerance, _profiles, _quarter_circle_cdf, _register,
     light_tails,
 )
@@ -113,6 +113,17 @@ _register(Claim(
     cases={"quick": ({"s2": 0.5}, {}), "standard": ({"s2": 0.5}, {})},
 ))
 
+#: sqrt(T)|lambda_2(A)| judged against a real Ginibre matrix's spectral radius drawn after
+#: A in each replicate (numerics.statistics.ginibre_ratio), as the variants claims judge theirs
+_GINIBRE_NOTE = (
+    "conjecture, no rate known for A: sqrt(T)|lambda_2(A)| / rho(G), G a real Ginibre matrix "
+    "(i.i.d. N(0, 1/T)) drawn with each replicate (A's outlier 1 lies outside the disc, so "
+    "lambda_2 is the bulk's first and rho(G) its reference). An i.i.d. matrix's spectral "
+    "radius exceeds its limit by sqrt(log T / 4T) (Rider 2003), a correction universal at the "
+    "Gumbel scale 1/sqrt(T log T) (Cipolloni, Erdos, Xu 2023, for i.i.d. entries; A's rows "
+    "are normalised, hence conjecture): the ratio sheds it, leaving o(T^-1/2): finite-size "
+    "model x_T = L + c T^-r, r estimated in [1/2, 1]")
+
 _register(Claim(
     id="markov.outliers",
     title=r"One outlier: $\lambda_1 = 1$, $s_1 \to 1$; bulk edges $2\kappa/\sqrt{T}$ and $\kappa/\sqrt{T}$",
@@ -136,17 +147,20 @@ _register(Claim(
                         "local slope 0.99 (T = 128..1024): asserted 0.9"),
         Check("sqrtT_s2", "sqrtT_s2", "limit", rate_range=EDGE_RATES, rate_status="derived",
               rate_note=_EDGE_NOTE, min_size=_EDGE_FLOOR, min_size_note=_SPIKE_NOTE),
-        Check("sqrtT_lambda2", "sqrtT_lambda2", "limit", rate_range=(1 / 3, 1.0),
-              rate_status="empirical",
-              rate_note="conjecture, no rate known: finite-size model x_T = L + c T^-r with r "
-                        "estimated in [1/3, 1]; the spectral radius of an i.i.d. (Ginibre) "
-                        "matrix exceeds its edge by sqrt(log T / 4T) (Rider 2003), a local "
-                        "exponent 1/3 to 1/2 at T <= 2048, hence the lower end 1/3"),
+        Check("sqrtT_lambda2", "sqrtT_lambda2_ginibre", "limit", rate_range=(1 / 2, 1.0),
+              rate_status="conjecture", rate_note=_GINIBRE_NOTE),
+        Check("sqrtT_lambda2", "sqrtT_lambda2", "limit", asserted=False,
+              record_note="the raw spectral radius, recorded: its sqrt(log T / 4T) approach "
+                          "(Rider 2003) has local exponents 1/3 to 1/2 at T <= 2048, and "
+                          "judged with r in [1/3, 1] it lacked power (3.1%, 3.7%) in 2 of 5 "
+                          "standard seeds of base 161803; the ratio to a Ginibre matrix's "
+                          "radius above judges the prediction"),
     ),
     parameters=("s2", "mu"),
     experiment="markov.outliers",
-    references=(BCC, GAP),
-    # gpu: --backend torch|cupy only; T = 65536 holds A in 32 GiB (float64), 16 GiB (float32)
+    references=(BCC, GAP, RIDER, CEX),
+    # gpu: --backend torch|cupy only; T = 65536 holds A in 32 GiB (float64), 16 GiB (float32),
+    # then the Ginibre reference G, drawn after A is freed
     # quick: 32 replicates (with 24, sqrtT_lambda2 at s2 = 1/2 had power 5.1% against the
     # 5% target once the goodness-of-fit tests entered the Bonferroni count, default seed)
     profiles={**_profiles((128, 1024, 32), (128, 1024, 64), large=(1024, 16384, 8),

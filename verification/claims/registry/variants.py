@@ -10,7 +10,7 @@ from gapverify.theory.markov import outlier_predictions, width_standard_predicti
 
 from gapverify.verification.claims.model import Check, Claim, Prediction
 from gapverify.verification.claims.registry._common import (
-    GAP, ONE_OVER_T, UNBIASED, _profiles, _register, split_by_domain,
+    CEX, GAP, ONE_OVER_T, RIDER, UNBIASED, _profiles, _register, split_by_domain,
 )
 
 
@@ -185,8 +185,6 @@ _RADIUS_NOTE = (
     "outlier): the spectral radius's sqrt(log T / T) approach (Rider 2003) is universal at "
     "the Gumbel scale 1/sqrt(T log T) (Cipolloni, Erdos, Xu 2023), so the ratio's remaining "
     "correction is o(T^-1/2): finite-size model x_T = L + c T^-r, r estimated in [1/2, 1]")
-_CEX = "Cipolloni, Erdos, Xu, Universality of extremal eigenvalues of large random matrices, arXiv:2312.08325"
-_RIDER = "Rider, A limit theorem at the edge of a non-Hermitian random matrix ensemble, J. Phys. A 36 (2003) 3401"
 
 
 def _radius_checks(measured: str) -> tuple[Check, ...]:
@@ -238,7 +236,7 @@ def _elementwise_claim(name: str, title: str, how: str, rates: dict[str, tuple[f
         ) + _radius_checks(rates["sqrtT_lambda2"][2]),
         parameters=("s2", "mu"),
         experiment=f"variants.{name}",
-        references=(GAP, _TAO, _BCCT, _RIDER, _CEX),
+        references=(GAP, _TAO, _BCCT, RIDER, CEX),
         profiles=profiles,
         cases=cases,
     )
