@@ -122,7 +122,7 @@ def _model_curve(claim: Mapping[str, Any], check: Mapping[str, Any], T: np.ndarr
     be fitted from the rows."""
     se = np.where(np.isfinite(se) & (se > 0), se, max(1e-12, float(np.max(np.abs(mean))) * 1e-12))
     if check.get("models"):
-        reg_check, _ = _registry_check(str(claim["claim"]), str(check["label"]))
+        reg_check, _ = _registry_check(str(claim["claim"]), str(check["label"]), check)
         models = getattr(reg_check, "models", ()) or ()
         best = None
         from scipy import optimize
@@ -181,7 +181,7 @@ def judged_means(claim: Mapping[str, Any], check: Mapping[str, Any]
     mean = np.array([r["mean"] for r in rows], dtype=float)
     se = np.array([r["se"] for r in rows], dtype=float)
     if check.get("corrected"):
-        reg_check, _ = _registry_check(str(claim["claim"]), str(check["label"]))
+        reg_check, _ = _registry_check(str(claim["claim"]), str(check["label"]), check)
         correction = getattr(reg_check, "correction", None)
         if correction is not None:
             mean = mean - np.asarray(correction(check.get("case") or claim.get("parameters", {}),

@@ -60,7 +60,7 @@ def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
 
 
 def _heading(claim_id: str, check: Mapping[str, Any]) -> list[TeX]:
-    reg_check, _ = _registry_check(claim_id, str(check["label"]))
+    reg_check, _ = _registry_check(claim_id, str(check["label"]), check)
     base, case = split_case(str(check["label"]))
     first = r"\textbf{" + escape(base) + "}"
     if (quantity := _quantity(claim_id, str(check["label"]))) is not None:

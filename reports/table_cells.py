@@ -84,19 +84,29 @@ def _tt(text: object) -> TeX:
     return TeX(r"\texttt{" + escape(text) + "}")
 
 
-def _registry_check(claim_id: str, label: str):
-    # the registry's Check and Prediction behind a result's check label, when known
+def _registry_check(claim_id: str, label: str, result: Mapping[str, Any] | None = None):
+    """The registry's Check and Prediction behind a result's check label, when known. A
+    label can name several checks (a prediction judged through two statistics, one
+    recorded; or split by domain, a rate at depth >= 2 and a model family at depth 1): the
+    result's ``statistic`` and ``case`` pick the one that judged it."""
     reg = registry_claim(claim_id)
     if reg is None:
         return None, None
     base, _ = split_case(label)
-    for check in reg.checks:
-        if check.label == base:
-            try:
-                return check, reg.prediction(check.prediction)
-            except KeyError:
-                return check, None
-    return None, None
+    matches = [c for c in reg.checks if c.label == base]
+    if result is not None and len(matches) > 1:
+        stat, case = result.get("statistic"), result.get("case")
+        narrowed = [c for c in matches if stat is None or c.statistic == stat]
+        if isinstance(case, Mapping):
+            narrowed = [c for c in narrowed if c.applies(case)]
+        matches = narrowed or matches
+    if not matches:
+        return None, None
+    check = matches[0]
+    try:
+        return check, reg.prediction(check.prediction)
+    except KeyError:
+        return check, None
 
 
 def _quantity(claim_id: str, label: str) -> str | None:

@@ -198,3 +198,34 @@ def test_captions_carry_the_commit_and_a_run_with_set_its_parameters():
         assert r"commit \texttt{969bee7} with uncommitted changes" in table
         assert r"$s^2=0.25$" in table and r"$\gamma=0.5$" in table
     assert "Case" not in checks_table(run)  # no empty column: the heading holds them
+
+
+def test_a_result_finds_the_registry_check_that_judged_it():
+    """Two registry checks can share a label: depth.stable_rank's sr_X is a stated rate at
+    depth >= 2 and a 1/T model family at depth 1 (split by domain); markov.outliers'
+    sqrtT_lambda2 is judged through the Ginibre ratio and its raw radius recorded. The
+    result's statistic and case pick the right one, so the figure draws the family's fit at
+    depth 1 (it drew none when the first check of that label was taken)."""
+    import numpy as np
+
+    from gapverify.reports.claim_figures import _model_curve
+    from gapverify.reports.table_cells import _registry_check
+
+    base = {"depth": 1, "gamma": 0.5, "s2": 0.35, "mu": -0.35, "sigma_V": 1.0}
+    one, _ = _registry_check("depth.stable_rank", "sr_X @ depth=1",
+                             {"statistic": "sr_X", "case": base})
+    two, _ = _registry_check("depth.stable_rank", "sr_X @ depth=2",
+                             {"statistic": "sr_X", "case": {**base, "depth": 2}})
+    assert one.models and one.rate is None
+    assert not two.models and two.rate is not None
+    ratio, _ = _registry_check("markov.outliers", "sqrtT_lambda2",
+                               {"statistic": "sqrtT_lambda2_ginibre", "case": {"s2": 0.5}})
+    raw, _ = _registry_check("markov.outliers", "sqrtT_lambda2",
+                             {"statistic": "sqrtT_lambda2", "case": {"s2": 0.5}})
+    assert ratio.asserted and not raw.asserted
+    T = np.array([64.0, 128.0, 256.0, 512.0])
+    mean = 1.5 - 2.0 / T
+    result = {"statistic": "sr_X", "case": base, "models": ["1/T", "1/T + 1/T^2"],
+              "label": "sr_X @ depth=1"}
+    fitted = _model_curve({"claim": "depth.stable_rank"}, result, T, mean, np.full(4, 1e-3))
+    assert fitted is not None and abs(fitted[0](1e9) - 1.5) < 1e-6
