@@ -154,7 +154,8 @@ def top_eigenvalues(M: np.ndarray, k: int = 2, restarts: int | None = None) -> n
 
 
 def ginibre_ratio(sqrtT_lambda2: float, rho: float) -> dict[str, float]:
-    r"""``markov.outliers``' bulk radius against a Ginibre matrix drawn with the replicate:
+    r"""A bulk radius against a Ginibre matrix drawn with the replicate (``markov.outliers``,
+    the ``variants`` claims):
     ``ginibre_rho`` :math:`= \rho(G)` and ``sqrtT_lambda2_ginibre`` :math:`= \sqrt
     T|\lambda_2(A)|/\rho(G)`. Both radii exceed their limits by :math:`\sqrt{\log T/4T}`
     (Rider 2003), a correction universal at the Gumbel scale (Cipolloni, Erdos, Xu 2023),

@@ -31,7 +31,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from gapverify.numerics.statistics import top_eigenvalues, top_singular_values
+from gapverify.numerics.statistics import ginibre_ratio, top_eigenvalues, top_singular_values
 from gapverify.theory.elementwise import moments_float
 
 __all__ = ["MAPS", "elementwise_attention", "elementwise_experiment", "ginibre_reference",
@@ -94,14 +94,14 @@ def elementwise_experiment(name: str):
         root = math.sqrt(T)
         # drawn after A: the statistics above keep their values for a given seed
         rho = ginibre_reference(rng, T, bulk_rank_of_lambda2(mean, var, T))
+        radius = float(abs(lam[1]) * root)
         return {
             "outlier": float(lam[0].real),
             "s1": float(s[0]),
             "sqrtT_s2": float(s[1] * root),
-            "sqrtT_lambda2": float(abs(lam[1]) * root),
+            "sqrtT_lambda2": radius,
             "sqrtT_s1_fix": float(s_fix * root),
-            "ginibre_rho": rho,
-            "sqrtT_lambda2_ginibre": float(abs(lam[1]) * root) / rho,  # sqrt(T)|lambda_2(A)| / |lambda_k(G)|
+            **ginibre_ratio(radius, rho),  # sqrt(T)|lambda_2(A)| / |lambda_k(G)|, and rho
         }
 
     experiment.__name__ = f"variants_{name}"
