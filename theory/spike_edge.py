@@ -76,12 +76,12 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, special, stats
 
+from gapverify.theory.edge_offset import TW1_MEAN, tracy_widom_offset
+
 __all__ = ["spike", "spike_map", "spike_map_identities", "entry_sf", "order_statistic_sf",
            "max_entry_mean", "bulk_edge", "edge_mean", "edge_sd", "spike_excess", "t_min",
            "bulk_edge_sizes", "first_size_below", "TW1_MEAN", "DEFAULT_THRESHOLD"]
 
-#: :math:`\mathbb E\,\mathrm{TW}_1`, the GOE Tracy-Widom mean, tabulated by Bornemann [5]_.
-TW1_MEAN = -1.2065335745820
 #: a third of the 3% power target of the standard, large and gpu profiles
 DEFAULT_THRESHOLD = 0.01
 _TINY = 1e-16  # tail mass left out of a quadrature
@@ -237,7 +237,7 @@ def bulk_edge(s2: float, T: float) -> float:
     \approx 4 + 2^{4/3}T^{-2/3}\mathrm{TW}_1` for a square real matrix of variance-``1/T``
     entries [4]_, and :math:`s_1 = \sqrt\lambda \approx 2 + (\lambda - 4)/4`."""
     k = _kappa(s2)
-    return k * (2.0 + 2.0 ** (-2 / 3) * TW1_MEAN * _check_T(T) ** (-2 / 3))
+    return 2.0 * k + float(tracy_widom_offset(k, _check_T(T)))  # theory.edge_offset
 
 
 def edge_mean(s2: float, T: float, k: int = 1, bulk: bool = True, row: str = "self") -> float:

@@ -272,6 +272,21 @@ def test_quarter_circle_law_scaled_by_1_05_is_caught(law_snap, monkeypatch):
     assert _changed(law_snap) == {"markov.singular_law": ["law_quantiles"]}
 
 
+def test_an_edge_offset_scaled_by_1_05_is_caught(law_snap, monkeypatch):
+    """The Tracy-Widom offset that the edge checks subtract (``Check.correction``) moves
+    no prediction; scaled by 1.05 (E TW_1 mistyped) it moves ``finite_size_terms``."""
+    from gapverify.theory import edge_offset
+
+    monkeypatch.setattr(edge_offset, "TW1_MEAN", 1.05 * edge_offset.TW1_MEAN)
+    assert _changed(law_snap) == {"markov.outliers": ["finite_size_terms"],
+                                  "markov.singular_law": ["finite_size_terms"]}
+    record = json.loads((law_snap / "markov.outliers.json").read_text())
+    terms = record["finite_size_terms"][0]["terms"]["sqrtT_s2"]
+    kappa = float(sp.sqrt(sp.exp(record["finite_size_terms"][0]["parameters"]["s2"]) - 1))
+    assert float(terms["T=1024"]) == pytest.approx(
+        kappa * 2 ** (-2 / 3) * -1.2065335745820 / 1024 ** (2 / 3), rel=1e-12)
+
+
 def test_law_quantiles_are_the_laws(law_snap):
     """Q_kappa at s2 = log 2 (kappa = 1): the median of the quarter circle on [0, 2] solves
     (2/pi)(u sqrt(1-u^2) + asin u) = 1/2, u = x/2; the disc modulus has F(r) = r^2."""

@@ -142,8 +142,9 @@ class Check:
     zero_scale: Callable[[Mapping[str, float]], float] | None = None
     #: a family of finite-size models of known form (instead of ``rate``/``rate_range``)
     models: tuple = ()
-    #: with ``models``: the theory's finite-size correction ``E x_T - L`` at parameters and
-    #: sizes, subtracted from the means before the family is fitted
+    #: with ``models`` or ``rate_range``: the theory's finite-size correction ``E x_T - L``
+    #: at parameters and sizes (a term whose form and constant are derived), subtracted
+    #: from the means before the family or ``L + c T^-r`` is fitted
     correction: Callable[[Mapping[str, float], np.ndarray], np.ndarray] | None = None
     #: ``(other, k)``: the statistic measures this prediction divided by the ``k``-th power
     #: of the claim's prediction ``other`` (``sr(Sigma)/T`` over ``(sr(X)/T)^2``, a moment
@@ -159,8 +160,9 @@ class Check:
                     f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
                     "exactly one finite-size model, a stated 'rate', a 'rate_range' or 'models' "
                     "(consistency-only checks cannot reject a wrong limit)")
-        if self.correction is not None and not self.models:
-            raise ValueError(f"check {self.prediction}: a 'correction' needs 'models'")
+        if self.correction is not None and not (self.models or self.rate_range):
+            raise ValueError(f"check {self.prediction}: a 'correction' needs 'models' or "
+                             "a 'rate_range'")
         if self.relative_to is not None and (
                 self.kind != "limit" or len(self.relative_to) != 2
                 or self.relative_to[0] == self.prediction

@@ -114,7 +114,8 @@ def _model_text(c) -> str:
     if c.models:
         return family_label(c.models, c.corrected)
     if c.rate_range:
-        return f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]"
+        return (("corrected, " if c.corrected else "")
+                + f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]")
     if c.rate is None:
         return "-"
     return f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}"

@@ -280,9 +280,9 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     err_se = np.array([r.error_se for r in rows])
     means = np.array([r.mean for r in rows])
     mean_se = np.array([r.se for r in rows])
+    if check.correction is not None:  # the theory's E x_T - L, known at every size
+        means = means - np.asarray(check.correction(params, Ts.astype(int)), dtype=float)
     if check.models:
-        if check.correction is not None:  # the theory's E x_T - L, known at every size
-            means = means - np.asarray(check.correction(params, Ts.astype(int)), dtype=float)
         fam = family_limit(Ts, means, mean_se, check.models, q, n)
         members = ", ".join(f"{name} {L:.5g}" for name, L, _ in fam.fits)
         misfit = _misfit(fam.p_fit, q)
@@ -297,7 +297,8 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
         prof = profile_limit(Ts, means, mean_se, check.rate_range, q, n=n)
         misfit = _misfit(prof.p_fit, q)
         ok = misfit is None and prof.accepts(predicted)
-        reason = (f"x_T = L + c T^-r, r in [{prof.rates[0]:.2f}, {prof.rates[1]:.2f}] "
+        form = "x_T - E_T" if check.correction is not None else "x_T"  # E_T: the theory's term
+        reason = (f"{form} = L + c T^-r, r in [{prof.rates[0]:.2f}, {prof.rates[1]:.2f}] "
                   f"(stated range [{check.rate_range[0]:.3g}, {check.rate_range[1]:.3g}]): "
                   + (misfit if misfit else f"L in [{prof.low:.5g}, {prof.high:.5g}]"
                      + ("" if ok else f", which misses {predicted:.5g}")))

@@ -14,7 +14,6 @@ same command resumes it.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Sequence
 

@@ -60,7 +60,8 @@ def _rate(check: Check, values: Mapping[str, float]) -> dict[str, Any]:
         return {"model": "model family", "models": [f"{m.name}: {m.formula}" for m in check.models]
                 + (["the theory's finite-size mean subtracted first"] if check.correction else [])}
     if check.rate_range is not None:
-        return {"model": "rate range", "rate_range": list(check.rate_range)}
+        return {"model": "rate range", "rate_range": list(check.rate_range),
+                **({"corrected": True} if check.correction else {})}
     if isinstance(check.rate, RateRule):
         return {"model": "rate", "rate": str(check.rate), "rate_at_parameters": check.rate(values)}
     if check.rate is not None:
@@ -173,7 +174,8 @@ def model_text(check: Mapping[str, object], digits: int = 10) -> str:
 
     if check["model"] == "rate range":
         lo, hi = check["rate_range"]
-        return f"rate range [{num(lo)}, {num(hi)}]"
+        return (f"rate range [{num(lo)}, {num(hi)}]"
+                + (", the theory's finite-size term subtracted first" if check.get("corrected") else ""))
     if check["model"] == "rate":
         return f"rate {num(check['rate'])}"
     if check["model"] == "model family":

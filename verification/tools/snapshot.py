@@ -40,7 +40,10 @@ mpmath's printing conventions.
 Not kept: titles, notes and rate notes (prose: rewording them is no change of the
 mathematics), the profiles' sizes and replicates (how much is sampled, not what is
 stated). The profiles' cases are kept by their predictions: a number that moves at a case
-the suite samples is a change even where no reference point sees it.
+the suite samples is a change even where no reference point sees it. So are the checks'
+known finite-size terms (``Check.correction``, e.g. the Tracy-Widom offset of an edge,
+subtracted before a fit), at every profile case at ``T = 128`` and ``1024``
+(``finite_size_terms``): a term scaled by 1.05 moves verdicts without touching a prediction.
 
 What counts as a change (the version-independence decision)
 -----------------------------------------------------------
@@ -76,14 +79,14 @@ from gapverify.verification.running.defaults import SNAPSHOT_PATH
 from gapverify.verification.claims.model import Claim, RateRule
 from gapverify.verification.tools.snapshot_numbers import (
     DIGITS, NUMERIC_PARTS, REFERENCE_VALUES, _checks_by_label, _json_number,
-    _predictions_at, canonical_number, close, entry_laws, law_quantiles, profile_cases,
-    reference_points,
+    _predictions_at, canonical_number, close, entry_laws, finite_size_terms, law_quantiles,
+    profile_cases, reference_points,
 )
 
 __all__ = ["DEFAULT_PATH", "DIGITS", "REFERENCE_VALUES", "canonical_number", "claim_record",
            "current_snapshot", "read_snapshot", "write_snapshot", "compare", "Comparison"]
 
-FORMAT = 2  # 2: paper_result, profile_cases, law_quantiles, entry_laws
+FORMAT = 3  # 2: paper_result, profile_cases, law_quantiles, entry_laws; 3: finite_size_terms
 DEFAULT_PATH = SNAPSHOT_PATH
 META_NAME = "_meta.json"
 
@@ -168,6 +171,7 @@ def _statement_entries(claim: Claim) -> list[dict]:
 def claim_record(claim: Claim) -> dict:
     """Everything the snapshot keeps about one claim, as plain JSON data."""
     laws = entry_laws(claim)
+    terms = finite_size_terms(claim)
     return {
         "claim": claim.id,
         "paper_result": getattr(claim, "paper_result", ""),
@@ -186,6 +190,7 @@ def claim_record(claim: Claim) -> dict:
         "checks": _checks(claim),
         **({"law_quantiles": law_quantiles(claim)} if any(c.cdf for c in claim.checks) else {}),
         **({"entry_laws": laws} if laws is not None else {}),
+        **({"finite_size_terms": terms} if terms else {}),
     }
 
 

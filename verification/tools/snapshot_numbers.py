@@ -161,6 +161,29 @@ def _rule_rates_at(claim: Claim, values: Mapping[str, float]) -> dict[str, str]:
     return out
 
 
+#: the sizes at which a check's known finite-size term (``Check.correction``) is recorded
+CORRECTION_SIZES = (128, 1024)
+
+
+def finite_size_terms(claim: Claim) -> list[dict]:
+    """Each check's known finite-size term ``E x_T - L`` (``Check.correction``, subtracted
+    before the fit) at every profile case, at ``T`` = :data:`CORRECTION_SIZES`: a term
+    scaled or mis-signed moves the verdict without touching a prediction."""
+    checks = [(key, c) for key, c in _checks_by_label(claim) if c.correction is not None]
+    out: list[dict] = []
+    for case in profile_cases(claim) if checks else ():
+        values = case["parameters"]
+        terms: dict[str, object] = {}
+        for key, check in checks:
+            try:
+                got = np.asarray(check.correction(values, np.array(CORRECTION_SIZES)), dtype=float)
+                terms[key] = {f"T={T}": _float_text(v) for T, v in zip(CORRECTION_SIZES, got)}
+            except Exception as exc:  # noqa: BLE001 - recorded: a term that stops failing is a change
+                terms[key] = f"error: {type(exc).__name__}"
+        out.append({"parameters": values, "terms": terms})
+    return out
+
+
 def _quantiles(cdf) -> dict[str, str]:
     """Quantiles of a law given by its CDF (the callable a distance check judges with),
     at :data:`QUANTILE_LEVELS`: the root of ``F(x) = q`` by Brent's method, bracketed
@@ -243,7 +266,8 @@ def _numbers_close(old: str, new: str, tol: Decimal = REL_TOL) -> bool:
 #: The snapshot's parts holding numbers as text, and the relative tolerance of each: 30-digit sympy
 #: values (:data:`REL_TOL`), or float computations (:data:`FLOAT_REL_TOL`).
 NUMERIC_PARTS = {"reference_points": REL_TOL, "profile_cases": REL_TOL,
-                  "law_quantiles": FLOAT_REL_TOL, "entry_laws": FLOAT_REL_TOL}
+                  "law_quantiles": FLOAT_REL_TOL, "entry_laws": FLOAT_REL_TOL,
+                  "finite_size_terms": FLOAT_REL_TOL}
 
 
 def close(old: object, new: object, tol: Decimal) -> bool:
