@@ -47,7 +47,8 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-__all__ = ["TW1_MEAN", "edge_mean_expansion", "tracy_widom_coefficient", "tracy_widom_offset"]
+__all__ = ["TW1_MEAN", "edge_mean_expansion", "tracy_widom_coefficient", "tracy_widom_offset",
+           "squared_edge_relative_offset"]
 
 #: :math:`\zeta_1 = \mathbb E\,\mathrm{TW}_1`, the GOE Tracy-Widom mean, tabulated by Bornemann [3]_.
 TW1_MEAN = -1.2065335745820
@@ -90,3 +91,17 @@ def tracy_widom_offset(kappa: float, T) -> np.ndarray:
     if not (np.all(np.isfinite(T)) and np.all(T >= 4)):
         raise ValueError(f"parameter 'T' must be >= 4, got {T!r}")
     return kappa * float(tracy_widom_coefficient()) * TW1_MEAN * T ** (-2.0 / 3.0)
+
+
+
+def squared_edge_relative_offset(n) -> np.ndarray:
+    r""":math:`2^{-2/3}\zeta_1 n^{-2/3}`: the relative offset of the squared edge
+    :math:`s_1^2` of an ``n x n`` matrix with i.i.d. entries, twice that of :math:`s_1`
+    (:math:`(2 + c\,n^{-2/3})^2/4 - 1 \approx c\,n^{-2/3}` with :math:`c = 2^{-2/3}\zeta_1`).
+    A product of independent squared edges (``gradient.input_jacobian``'s
+    :math:`\|W_1\|_2^2\|A^\perp\|_2^2`) carries the sum of its factors' offsets to leading
+    order."""
+    n = np.asarray(n, dtype=float)
+    if not (np.all(np.isfinite(n)) and np.all(n >= 4)):
+        raise ValueError(f"parameter 'n' must be >= 4, got {n!r}")
+    return float(tracy_widom_coefficient()) * TW1_MEAN * n ** (-2.0 / 3.0)

@@ -47,3 +47,26 @@ def test_a_gaussian_matrix_has_its_edge_where_the_expansion_puts_it(T):
              "25% smaller": predicted(0.75 * off)}
     for name, value in wrong.items():
         assert abs(mean - value) > tol, name
+
+
+def test_a_squared_edge_carries_twice_the_relative_offset():
+    # (2 + o)^2 / 4 - 1 = o + o^2/4 with o = tracy_widom_offset(1, n): equal to first order
+    n = np.array([4096.0, 2.0**20])
+    o = eo.tracy_widom_offset(1.0, n)
+    exact = (2 + o) ** 2 / 4 - 1
+    got = eo.squared_edge_relative_offset(n)
+    assert got == pytest.approx(exact, rel=abs(o[0]))  # the o^2/4 term, relative o/4
+    assert not np.allclose(got, exact / 2, rtol=0.1)  # not the offset of s_1 itself
+
+
+def test_the_fixed_jacobian_subtracts_both_factors_offsets():
+    """gradient.input_jacobian's jacobian_fix = ||W_1||_2^2 ||Aperp||_2^2, W_1 d x d with
+    d = T/gamma: its correction is L 2^(-2/3) E[TW_1] (d^-2/3 + T^-2/3)."""
+    from gapverify.verification.claims.registry.gradients import _jacobian_fix_offset
+
+    p = {"s2": 0.35, "sigma_V": 0.7, "gamma": 0.5}
+    limit = 16 * 0.7**2 * (math.exp(0.35) - 1) / 0.5
+    T = np.array([64, 724])
+    c = 2 ** (-2 / 3) * eo.TW1_MEAN
+    assert _jacobian_fix_offset(p, T) == pytest.approx(
+        limit * c * ((2.0 * T) ** (-2 / 3) + T ** (-2 / 3)), rel=1e-12)
