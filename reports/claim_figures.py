@@ -83,7 +83,9 @@ def figure_name(claim_id: str, part: int = 1, parts: int = 1) -> str:
 def _plain(latex: str) -> str:
     # a registry title (LaTeX) as text for a matplotlib title: mathtext would refuse macros
     # such as \operatorname, and a title that fails to draw is worse than a plain one
-    return " ".join(LatexNodes2Text().latex_to_text(str(latex)).split())
+    # pylatexenc drops the norm bars of \| ... \| ("W_1_2^2"): they become the double bar first
+    text = str(latex).replace(r"\|", "‖").replace(r"\lVert", "‖").replace(r"\rVert", "‖")
+    return " ".join(LatexNodes2Text().latex_to_text(text).split())
 
 
 def _case_words(check: Mapping[str, Any], varying: Sequence[str]) -> str:

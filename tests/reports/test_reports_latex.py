@@ -229,3 +229,10 @@ def test_a_result_finds_the_registry_check_that_judged_it():
               "label": "sr_X @ depth=1"}
     fitted = _model_curve({"claim": "depth.stable_rank"}, result, T, mean, np.full(4, 1e-3))
     assert fitted is not None and abs(fitted[0](1e9) - 1.5) < 1e-6
+
+
+def test_a_figure_title_keeps_the_norm_bars_of_its_latex():
+    # pylatexenc alone turns \|W_1\|_2^2 into "W_1_2^2", a different quantity
+    from gapverify.reports.claim_figures import _plain
+
+    assert _plain(r"$\|W_1\|_2^2\|A\|_2^2$: $4\sigma_V^2 d$") == "‖W_1‖_2^2‖A‖_2^2: 4σ_V^2 d"
