@@ -47,8 +47,8 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-__all__ = ["TW1_MEAN", "edge_mean_expansion", "tracy_widom_coefficient", "tracy_widom_offset",
-           "squared_edge_relative_offset"]
+__all__ = ["TW1_MEAN", "johnstone_square", "edge_mean_expansion", "tracy_widom_coefficient",
+           "tracy_widom_offset", "squared_edge_relative_offset"]
 
 #: :math:`\zeta_1 = \mathbb E\,\mathrm{TW}_1`, the GOE Tracy-Widom mean, tabulated by Bornemann [3]_.
 TW1_MEAN = -1.2065335745820
@@ -58,15 +58,21 @@ KAPPA_SYM = sp.Symbol("kappa", positive=True)
 ZETA_SYM = sp.Symbol("zeta_1", real=True)
 
 
+def johnstone_square(n: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    r"""Johnstone's centring and scale of :math:`\lambda_{\max}(XX^\top)` for a square
+    ``n x n`` real Gaussian ``X`` (``n = p``), in Ma's half-integer form:
+    :math:`\mu_n = (2\sqrt{n-1/2})^2`, :math:`\sigma_n = 2\sqrt{n-1/2}\,(2/\sqrt{n-1/2})^{1/3}`."""
+    root = sp.sqrt(n - sp.Rational(1, 2))
+    return (2 * root) ** 2, 2 * root * (2 / root) ** sp.Rational(1, 3)
+
+
 @cache
 def edge_mean_expansion(order: int = 3) -> sp.Expr:
     r""":math:`\kappa\sqrt{(\mu_T + \sigma_T\zeta_1)/T}` expanded in :math:`\epsilon =
     T^{-1/3}` to :math:`O(\epsilon^{\mathrm{order}})`, written back in ``T``:
     :math:`2\kappa + \kappa 2^{-2/3}\zeta_1 T^{-2/3} - \kappa/(2T)` at ``order = 3``."""
     eps = sp.Symbol("epsilon", positive=True)
-    root = sp.sqrt(T_SYM - sp.Rational(1, 2))
-    mu = (2 * root) ** 2
-    sigma = 2 * root * (2 / root) ** sp.Rational(1, 3)
+    mu, sigma = johnstone_square(T_SYM)
     s1 = KAPPA_SYM * sp.sqrt((mu + sigma * ZETA_SYM) / T_SYM)
     series = sp.series(s1.subs(T_SYM, eps ** -3), eps, 0, order + 1).removeO()
     return sp.expand(sp.simplify(series).subs(eps, T_SYM ** sp.Rational(-1, 3)))
@@ -93,7 +99,6 @@ def tracy_widom_offset(kappa: float, T) -> np.ndarray:
     return kappa * float(tracy_widom_coefficient()) * TW1_MEAN * T ** (-2.0 / 3.0)
 
 
-
 def squared_edge_relative_offset(n) -> np.ndarray:
     r""":math:`2^{-2/3}\zeta_1 n^{-2/3}`: the relative offset of the squared edge
     :math:`s_1^2` of an ``n x n`` matrix with i.i.d. entries, twice that of :math:`s_1`
@@ -101,7 +106,5 @@ def squared_edge_relative_offset(n) -> np.ndarray:
     A product of independent squared edges (``gradient.input_jacobian``'s
     :math:`\|W_1\|_2^2\|A^\perp\|_2^2`) carries the sum of its factors' offsets to leading
     order."""
-    n = np.asarray(n, dtype=float)
-    if not (np.all(np.isfinite(n)) and np.all(n >= 4)):
-        raise ValueError(f"parameter 'n' must be >= 4, got {n!r}")
-    return float(tracy_widom_coefficient()) * TW1_MEAN * n ** (-2.0 / 3.0)
+    # s_1's relative offset is tracy_widom_offset(1, n) / 2 (edge 2 at kappa = 1); doubled
+    return tracy_widom_offset(1.0, n)

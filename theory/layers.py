@@ -33,6 +33,7 @@ from typing import Any
 import mpmath
 import sympy as sp
 
+from gapverify.theory.edge_offset import johnstone_square
 from gapverify.theory.free_probability import (
     FreeLaw, compress, free_power, fuss_catalan, marchenko_pastur,
 )
@@ -325,9 +326,7 @@ def input_jacobian_rate() -> sp.Rational:
        components analysis", Ann. Statist. 29 (2001).
     """
     d = sp.Symbol("d", positive=True)
-    root = sp.sqrt(d - sp.Rational(1, 2))  # n = p = d
-    mu = (2 * root) ** 2
-    sigma = 2 * root * (2 / root) ** sp.Rational(1, 3)
+    mu, sigma = johnstone_square(d)  # n = p = d
 
     def exponent(expr: sp.Expr) -> sp.Expr:
         # -lim log|expr| / log d: the power of d^-1 at which expr vanishes

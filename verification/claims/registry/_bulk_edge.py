@@ -28,8 +28,8 @@ from gapverify.theory.edge_offset import tracy_widom_offset
 from gapverify.verification.claims.model import POWER_TARGETS, Profile
 from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _grid, _kappa
 
-__all__ = ["tracy_widom_correction", "TW_EDGE_NOTE", "bulk_edge_floor", "width_edge_floor", "long_profile", "LONG_CASES", "SPIKE_NOTE",
-           "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
+__all__ = ["tracy_widom_correction", "TW_EDGE_NOTE", "bulk_edge_floor", "width_edge_floor",
+           "long_profile", "LONG_CASES", "SPIKE_NOTE", "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
 
 
 def tracy_widom_correction(p: Mapping[str, float], T: np.ndarray) -> np.ndarray:
