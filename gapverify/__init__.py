@@ -31,9 +31,9 @@ import importlib
 
 _V = "gapverify.verification"
 _EXPORTS = {
-    "verify": f"{_V}.api", "predict": f"{_V}.api", "statement": f"{_V}.api",
-    "describe": f"{_V}.api", "Run": f"{_V}.api", "ClaimVerdict": f"{_V}.api",
-    "CheckVerdict": f"{_V}.api",
+    "verify": "gapverify.api", "predict": "gapverify.api", "statement": "gapverify.api",
+    "describe": "gapverify.api", "Run": "gapverify.api", "ClaimVerdict": "gapverify.api",
+    "CheckVerdict": "gapverify.api",
     "Claim": f"{_V}.claims.authoring", "Check": f"{_V}.claims.authoring",
     "Prediction": f"{_V}.claims.authoring", "Profile": f"{_V}.claims.authoring",
     "Parameter": f"{_V}.claims.authoring", "PARAMETERS": f"{_V}.claims.authoring",

@@ -1,4 +1,4 @@
 """``python -m gapverify`` is ``gapverify``."""
-from gapverify.verification.cli import entry
+from gapverify.cli import entry
 
 entry()

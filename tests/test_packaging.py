@@ -34,7 +34,7 @@ def test_the_wheel_has_one_top_level_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/", 1)[0] for n in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"gapverify"}
-    for needed in ("gapverify/verification/cli/__init__.py", "gapverify/theory/laws.py",
+    for needed in ("gapverify/cli/__init__.py", "gapverify/theory/laws.py",
                    "gapverify/numerics/experiments.py", "gapverify/reports/tables.py",
                    "gapverify/reports/templates/report.tex",
                    "gapverify/verification/snapshots/_meta.json", "gapverify/__main__.py",
@@ -42,7 +42,7 @@ def test_the_wheel_has_one_top_level_package(wheel):
         assert needed in names, needed
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "gapverify = gapverify.verification.cli:entry" in text
+    assert "gapverify = gapverify.cli:entry" in text
     assert "peers_entropy = gapverify.peers.entropy" in text  # the peers' claims, as plug-ins
 
 
@@ -61,7 +61,7 @@ def test_only_gapverify_is_importable_from_the_installed_wheel(wheel, tmp_path):
                            "--target", str(target), str(wheel)], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    probe = ("import importlib, gapverify, gapverify.verification.cli as cli\n"
+    probe = ("import importlib, gapverify, gapverify.cli as cli\n"
              f"assert gapverify.__file__.startswith({str(target)!r}), gapverify.__file__\n"
              "for name in ('theory', 'numerics', 'verification', 'reports', 'peers'):\n"
              "    try:\n"

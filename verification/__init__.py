@@ -9,8 +9,8 @@
   SQLite store, provenance;
 * :mod:`~gapverify.verification.tools` -- audit, calibrate, snapshot, the generated theory
   document, the paper's depth figure and the normalization figure;
-* :mod:`~gapverify.verification.api` -- the Python API (``gapverify.verify`` and friends);
-* :mod:`~gapverify.verification.cli` -- the command line, on top: nothing imports it.
+* :mod:`~gapverify.api` -- the Python API (``gapverify.verify`` and friends);
+* :mod:`~gapverify.cli` -- the command line, on top: nothing imports it.
 
 Kept import-free (the command line's start-up does not pay for sympy or scipy).
 """

@@ -145,7 +145,7 @@ def test_run_judges_the_cesaro_ratio_and_records_the_rest(tmp_path):
     verified or lacking power at these tiny sizes, never failed), every other check is
     recorded, and the exponents in T come out of the JSON."""
     from gapverify.reports.model_figures import exponents
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     out = tmp_path / "r.json"
     code = main(["run", "models.gpt2", "--sizes", "16,24,32,48", "--replicates", "3", "--set", "depth=1",

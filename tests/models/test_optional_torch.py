@@ -27,7 +27,7 @@ def _python(code: str, tmp_path) -> subprocess.CompletedProcess:
 def test_core_never_imports_torch(tmp_path):
     code = ("import sys\n"
             "import gapverify.verification.claims.registry, gapverify.numerics.experiments\n"
-            "from gapverify.verification.cli import main\n"
+            "from gapverify.cli import main\n"
             "assert main(['claims']) == 0\n"
             "assert main(['predict', 'models.bert']) == 0\n"
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
@@ -40,7 +40,7 @@ def test_core_never_imports_torch(tmp_path):
 
 def test_without_torch_claims_are_not_assessed(tmp_path):
     out = tmp_path / "r.json"
-    code = (_HIDE + "from gapverify.verification.cli import main\n"
+    code = (_HIDE + "from gapverify.cli import main\n"
             f"raise SystemExit(main(['run', 'models.bert', 'models.gpt2', 'training.fix', "
             f"'--profile', 'quick', '--quiet', '--store', {str(tmp_path / 's.sqlite')!r}, "
             f"'--json', {str(out)!r}]))\n")
@@ -58,6 +58,6 @@ def test_without_torch_claims_are_not_assessed(tmp_path):
 
 
 def test_snapshot_does_not_depend_on_torch(tmp_path):
-    proc = _python(_HIDE + "from gapverify.verification.cli import main\n"
+    proc = _python(_HIDE + "from gapverify.cli import main\n"
                    "raise SystemExit(main(['snapshot']))\n", tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -52,7 +52,7 @@ def test_skip_connections_keep_rank_for_the_fix_and_collapse_without():
 
 
 def test_normalization_command_rejects_a_bad_attention(capsys):
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     assert main(["normalization-figure", "--attention", "gpt", "--T", "16"]) == 2
     assert "markov, xavier" in capsys.readouterr().err

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from gapverify.verification.claims.inputs import UsageError
-from gapverify.verification.cli import main as gapverify_main
-from gapverify.verification.cli.reports import COMMANDS, out_folder, register
+from gapverify.cli import main as gapverify_main
+from gapverify.cli.reports import COMMANDS, out_folder, register
 
 
 def _main(argv):

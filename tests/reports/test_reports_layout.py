@@ -29,7 +29,7 @@ from gapverify.reports.tables import (
 )
 from gapverify.verification.claims.registry import CLAIMS, default_claim_ids
 
-from gapverify.verification.cli.reports import COMMANDS, register
+from gapverify.cli.reports import COMMANDS, register
 
 
 def main(argv: list[str]) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from gapverify.reports import document
-from gapverify.verification.cli.reports import COMMANDS, register
+from gapverify.cli.reports import COMMANDS, register
 from gapverify.reports.figures import draw_all, save
 from gapverify.reports.latex import PACKAGES, PACKAGES_COMMENT
 from gapverify.reports.results import ResultsError, load_run
@@ -45,7 +45,7 @@ SPECIAL_ID = "test.a_b%&#"
 def main(argv: list[str]) -> int:
     """``gapverify tables|report ...`` through reports.cli's own parser and handlers (the
     real entry point is run once, in a fresh process, by
-    test_gapverify_picks_up_the_commands: verification.cli.main registers its extension
+    test_gapverify_picks_up_the_commands: gapverify.cli.main registers its extension
     commands again on every call, so it cannot be called twice in one process)."""
     parser = argparse.ArgumentParser(prog="gapverify")
     register(parser.add_subparsers(dest="command", required=True))

@@ -1,4 +1,4 @@
-"""tests for verification/api.py (the Python API), the README's walk-through and the
+"""tests for gapverify/api.py (the Python API), the README's walk-through and the
 generated theory document docs/claims.md."""
 import json
 import re
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from gapverify.verification.api import describe, predict, statement, verify
-from gapverify.verification.api import Run
+from gapverify.api import describe, predict, statement, verify
+from gapverify.api import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = dict(sizes=[16, 23, 32], replicates=2, seed=1)
@@ -52,7 +52,7 @@ def test_docs_claims_md_is_generated_from_the_registry():
 
 
 def test_predict_matches_the_command_line(capsys):
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     assert main(["predict", "width.stable_rank", "--set", "gamma=0.5", "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)["predictions"]

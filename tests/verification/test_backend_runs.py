@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 
 pytest.importorskip("array_api_compat", reason="array-api-compat not installed (pip install "
                                                "gapverify[gpu] or the test extra)")

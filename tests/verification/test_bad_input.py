@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.running.store import Store, StoreReadOnly
 
 #: A quick run of one cheap claim at three tiny sizes (seconds).
@@ -53,7 +53,7 @@ def test_tiny_s2_is_computed_without_cancellation(capsys):
 
 
 def test_json_never_holds_infinity_or_nan(capsys):
-    from gapverify.verification.cli.args import print_json, write_json
+    from gapverify.cli.args import print_json, write_json
 
     print_json({"a": math.inf, "b": [math.nan, 1.0]})
     text = capsys.readouterr().out
@@ -109,7 +109,7 @@ def test_sizes_enough_for_some_checks_only_are_said_and_never_exit_0(tmp_path, c
 def test_seeds_are_exact_over_the_stated_range(seed):
     """2^63 - 1 was refused (parsed through a float: 2^63) and seeds above 2^53 were
     rounded (2^53 + 1 became 2^53)."""
-    from gapverify.verification.cli import build_parser
+    from gapverify.cli import build_parser
 
     args = build_parser().parse_args(["run", "softmax.kappa", "--seed", seed])
     assert args.seed == int(seed) and isinstance(args.seed, int)
@@ -351,7 +351,7 @@ def test_s2_below_what_float64_resolves_is_refused_for_a_run_not_for_predict(tmp
                      capsys, "parameter 's2'", "[1e-16, 709.78]")
     assert main(["predict", "softmax.kappa", "--set", "s2=1e-300", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["predictions"]["kappa"] == pytest.approx(1e-150)
-    from gapverify.verification.api import verify
+    from gapverify.api import verify
     with pytest.raises(ValueError, match="'s2'"):
         verify("softmax.kappa", params={"s2": 1e-300}, sizes=[16, 23, 32], replicates=2)
 

@@ -1,11 +1,11 @@
-"""tests for verification/cli/: the command-line contract (exit codes, JSON, errors)."""
+"""tests for gapverify/cli/: the command-line contract (exit codes, JSON, errors)."""
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.running.store import Store
 
 ISSUE_CLAIMS = ["markov.singular_law", "markov.circular_law", "markov.outliers",
@@ -175,7 +175,7 @@ def test_version(capsys):
 def test_every_option_has_help_and_shows_its_default():
     import argparse
 
-    from gapverify.verification.cli import build_parser
+    from gapverify.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -193,7 +193,7 @@ def test_every_option_has_help_and_shows_its_default():
 
 def test_one_default_profile_and_the_makefile_passes_standard():
     from gapverify.verification.claims.inputs import DEFAULT_PROFILE
-    from gapverify.verification.cli import build_parser
+    from gapverify.cli import build_parser
 
     assert DEFAULT_PROFILE == "quick"
     for cmd in ("run", "audit", "calibrate"):
@@ -345,7 +345,7 @@ def test_docs_command_writes_the_document(tmp_path, capsys):
 
 def test_figure_commands_take_sizes_and_set(capsys):
     from gapverify.verification.claims.inputs import UsageError
-    from gapverify.verification.cli import _resolve_aliases, build_parser
+    from gapverify.cli import _resolve_aliases, build_parser
 
 
     def parse(*argv):
@@ -387,7 +387,7 @@ def test_line_progress_prints_while_a_long_group_runs():
     an end line (a standard sweep is one group of thousands of tasks)."""
     import io
 
-    from gapverify.verification.cli.sampling import LineProgress
+    from gapverify.cli.sampling import LineProgress
 
     out = io.StringIO()
     progress = LineProgress(stream=out, every=0.0)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 
 #: what differs between two runs of the same statement on the same samples
 VOLATILE = {"provenance", "command", "run_id", "created", "seconds", "elapsed"}

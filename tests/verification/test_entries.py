@@ -7,7 +7,7 @@ import math
 import pytest
 
 from gapverify.theory.entry_laws import parse_entry_law
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.claims.registry import get_claim
 from gapverify.verification.claims.registry.markov import (
     ENTRY_LAW_HYPOTHESES, entry_law_drops, with_entry_law,

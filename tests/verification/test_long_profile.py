@@ -9,7 +9,7 @@ import pytest
 
 from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
 from gapverify.verification.claims.registry import get_claim
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.running.runner import plan
 from gapverify.verification.running.store import Store
 from gapverify.verification.running.suite import RunOptions, plan_run, run_claim
@@ -109,7 +109,7 @@ def test_verify_long_runs_the_edge_claims_and_the_report_without_the_depth_figur
     import json
     from pathlib import Path
 
-    from gapverify.verification.cli import pipeline
+    from gapverify.cli import pipeline
 
     calls = []
 

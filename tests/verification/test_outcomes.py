@@ -10,7 +10,7 @@ import pytest
 
 from gapverify.reports.results import claim_verdict_word, load_run, verdict_word
 from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.judging.outcomes import (
     CHECK_VERDICTS, CLAIM_VERDICTS, NOT_VERIFIED_REASONS, claim_exit_code, claim_word,
     exit_code, markdown_table,
@@ -160,7 +160,7 @@ def test_one_run_speaks_one_vocabulary(tmp_path, capsys):
         assert code == exit_code(words), (code, words)
     assert {"recorded", "not verified: lacks power", "failed"} <= seen
 
-    from gapverify.verification.api import verify
+    from gapverify.api import verify
 
     run = verify(CLAIMS, store=store, sizes=[16, 23, 32], replicates=2, replay=False)
     stated = json.loads((tmp_path / "stated.json").read_text())
@@ -170,7 +170,7 @@ def test_one_run_speaks_one_vocabulary(tmp_path, capsys):
 
 def test_a_run_of_recorded_claims_exits_0(tmp_path, capsys):
     """Recorded by design is not "not verified": ``gapverify run`` and the API exit 0."""
-    from gapverify.verification.api import verify
+    from gapverify.api import verify
 
     store = tmp_path / "s.sqlite"
     code = main(["run", "heavy_tail.edge", *TINY, "--store", str(store), "--quiet"])
@@ -183,7 +183,7 @@ def test_a_run_of_recorded_claims_exits_0(tmp_path, capsys):
 def test_verify_keeps_the_runs_code_when_the_report_fails(tmp_path, monkeypatch, capsys):
     """``gapverify verify``: run, paper-figure, report in that order; a failing report
     neither loses the results nor changes the exit code, the run's own (outcomes)."""
-    from gapverify.verification.cli import pipeline
+    from gapverify.cli import pipeline
 
     out = tmp_path / "out"
     calls = []

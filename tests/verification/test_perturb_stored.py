@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 from gapverify.verification.running.store import Store
 
 KAPPA = ["softmax.kappa", "--sizes", "32,45,64", "--replicates", "3", "--quiet",

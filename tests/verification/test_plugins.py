@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gapverify.verification.cli import main
+from gapverify.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "writing-a-claim.md"

@@ -65,7 +65,7 @@ def test_time_left_is_within_a_factor_two_once_a_tenth_is_done(seed):
 
 
 def test_line_progress_says_the_models_time_left():
-    from gapverify.verification.cli.sampling import LineProgress
+    from gapverify.cli.sampling import LineProgress
 
     events = _simulate()
     tasks = _tasks()
@@ -81,7 +81,7 @@ def test_line_progress_says_the_models_time_left():
 
 
 def test_rich_progress_shows_the_models_time_left(monkeypatch):
-    from gapverify.verification.cli import display
+    from gapverify.cli import display
 
     tasks = _tasks()[:20]
     bar = display.Progress()

@@ -110,7 +110,7 @@ def test_a_failure_that_does_not_recur_on_replay_is_flaky(monkeypatch):
 
 def test_interrupted_run_exits_130_and_keeps_work(tmp_path, monkeypatch, capsys):
     import gapverify.verification.running.runner as runner
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     real_put = Store.put
     calls = []

@@ -77,7 +77,7 @@ def test_tasks_run_largest_first_across_claims():
 
 
 def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, capsys):
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     experiment, params = _params("markov.outliers")
     big = Task(experiment, params, 16384, 0, 1, "v")
@@ -102,7 +102,7 @@ def test_memory_estimate_refuses_a_size_that_cannot_fit(tmp_path, monkeypatch, c
 
 
 def test_bad_scheduler_is_a_usage_error(capsys):
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
 
     assert parse_scheduler("local:3") == ("local", 3)
     assert parse_scheduler("tcp://10.0.0.1:8786") == ("address", "tcp://10.0.0.1:8786")
@@ -228,7 +228,7 @@ def test_pool_workers_exit_on_their_own_when_the_main_process_is_killed(tmp_path
 
 
 def test_large_profile_reaches_16384_and_names_the_claims_that_have_one(capsys):
-    from gapverify.verification.cli import main
+    from gapverify.cli import main
     from gapverify.verification.claims.registry import get_claim
 
     for claim_id in ("markov.outliers", "width.stable_rank"):

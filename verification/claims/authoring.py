@@ -40,8 +40,10 @@ from __future__ import annotations
 from gapverify.theory.parameters import PARAMETERS, Parameter
 import importlib
 
+from gapverify.verification.claims.finite_size import (
+    ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED, FiniteSizeModel,
+)
 from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Prediction, Profile
-from gapverify.verification.judging.inference import FiniteSizeModel
 
 __all__ = ["Claim", "Prediction", "Check", "Profile", "Parameter", "PARAMETERS",
            "POWER_TARGETS", "geometric_sizes", "profiles", "FiniteSizeModel", "UNBIASED",
@@ -56,20 +58,10 @@ def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
     return _common()._grid(low, high)
 
 
-#: The ready model families, defined with the built-in claims' (``registry/_common.py``).
-_FAMILIES = ("UNBIASED", "ONE_OVER_T", "ONE_OVER_T_SERIES", "ONE_OVER_LOG_T")
-
-
 def _common():
     # read on first use: importing this module must not load the registry, whose plug-ins
     # import this module's names (``from gapverify import Check, profiles``)
     return importlib.import_module("gapverify.verification.claims.registry._common")
-
-
-def __getattr__(name: str):
-    if name in _FAMILIES:
-        return getattr(_common(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def profiles(**sweeps: tuple[int, int, int]) -> dict[str, Profile]:

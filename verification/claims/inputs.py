@@ -1,7 +1,7 @@
 """Input checks shared by the Python API and the command line: one error type
 (:class:`UsageError`, a ``ValueError`` whose message names the parameter and what is
 allowed) and the parsers and checks of sizes, replicates, seeds, ``--set`` parameters,
-perturbations and claim names. The command line (:mod:`gapverify.verification.cli`)
+perturbations and claim names. The command line (:mod:`gapverify.cli`)
 reports a :class:`UsageError` on one line with exit code 2; the API raises it.
 """
 from __future__ import annotations

@@ -41,6 +41,8 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
+from gapverify.verification.claims.finite_size import FiniteSizeModel  # noqa: F401 - re-exported
+
 __all__ = ["SizeSummary", "LinearFit", "ProfileLimit", "summarise", "weighted_linear_fit",
            "power_law_fit", "extrapolate_limit", "profile_limit", "two_sided_quantile",
            "FiniteSizeModel", "FamilyLimit", "family_limit", "student_quantile", "welch_dof",
@@ -284,22 +286,6 @@ def profile_limit(T: np.ndarray, mean: np.ndarray, se: np.ndarray,
                         rates=(min(f[0] for f in kept), max(f[0] for f in kept)),
                         low=low, high=high, birge=birge,
                         p_fit=fit_p_value(best[3], T.size - 3, _min_dof(n)))
-
-
-@dataclass(frozen=True)
-class FiniteSizeModel:
-    r"""A finite-size model :math:`\bar x_T = f(T; L, \theta)`: the limit :math:`L` and
-    nuisance parameters :math:`\theta`, fitted together. ``curve(T, L, *theta)``;
-    ``start`` the nuisances' starting values; ``formula`` as a person reads it."""
-
-    name: str
-    formula: str
-    curve: Callable[..., np.ndarray]
-    start: tuple[float, ...]
-
-    @property
-    def parameters(self) -> int:
-        return 1 + len(self.start)
 
 
 @dataclass(frozen=True)

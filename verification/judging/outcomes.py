@@ -6,17 +6,40 @@ its claims' codes (:func:`exit_code`): 1 when a claim failed or is flaky, else 3
 is not verified, else 0. Claims whose checks are recorded by design (``recorded``) do not
 keep a run from exit 0. A *check* ends in one of :data:`CHECK_VERDICTS`.
 
-The judging's machine outcomes (``pass``, ``fail``, ``not verified`` with a reason, ...)
-map onto these words through :func:`claim_word` and :func:`check_word`; nothing else
-spells a verdict.
+The judging's machine outcomes (:class:`Outcome`: ``pass``, ``fail``, ``not verified``
+with a reason, ...) map onto these words through :func:`claim_word` and
+:func:`check_word`; nothing else spells a verdict, and no other module compares an
+outcome as a string: it compares :class:`Outcome` members.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away
+
+
+class Outcome(str, Enum):
+    """The judging's machine outcome of a check or a claim. A ``str`` subclass, so that the
+    results JSON, the store and old results files keep the same words
+    (``Outcome("lacks power") is Outcome.LACKS_POWER``; ``Outcome.PASS == "pass"``)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    FLAKY = "flaky"  # a claim's failure that did not recur on a fresh root seed
+    RECORDED = "recorded"
+    NOT_VERIFIED = "not verified"  # a claim's, with a reason among the three below
+    LACKS_POWER = "lacks power"
+    OUTSIDE_DOMAIN = "outside domain"
+    NOT_ASSESSED = "not assessed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
 
 @dataclass(frozen=True)
@@ -70,22 +93,22 @@ _CHECKS = {v.word: v for v in CHECK_VERDICTS}
 PASS_WORDS = {"theorem": "verified", "derived": "verified", "conjecture": "supported",
               "empirical": "reproduced"}
 #: The reasons a claim is not verified, by the machine outcome of its weakest check.
-NOT_VERIFIED_REASONS = ("outside domain", "not assessed", "lacks power")
+NOT_VERIFIED_REASONS = (Outcome.OUTSIDE_DOMAIN, Outcome.NOT_ASSESSED, Outcome.LACKS_POWER)
 
 
 def claim_word(outcome: str, status: str, reason: str = "lacks power") -> str:
     """The word for a claim's machine outcome (``pass``, ``fail``, ``flaky``,
     ``recorded``, ``not verified`` with ``reason`` one of :data:`NOT_VERIFIED_REASONS`,
     ``not assessed``)."""
-    if outcome == "pass":
+    if outcome == Outcome.PASS:
         return PASS_WORDS[status]
-    if outcome == "fail":
+    if outcome == Outcome.FAIL:
         return "failed"
-    if outcome in ("flaky", "recorded"):
-        return outcome
-    if outcome == "not assessed":
+    if outcome in (Outcome.FLAKY, Outcome.RECORDED):
+        return str(outcome)
+    if outcome == Outcome.NOT_ASSESSED:
         return "not verified: not assessed"
-    if outcome == "not verified":
+    if outcome == Outcome.NOT_VERIFIED:
         if reason not in NOT_VERIFIED_REASONS:
             raise ValueError(f"unknown reason {reason!r}; one of {NOT_VERIFIED_REASONS}")
         return f"not verified: {reason}"
@@ -95,12 +118,12 @@ def claim_word(outcome: str, status: str, reason: str = "lacks power") -> str:
 def check_word(outcome: str, status: str) -> str:
     """The word for a check's machine outcome (``pass``, ``fail``, ``lacks power``,
     ``outside domain``, ``recorded``, ``not assessed``)."""
-    if outcome == "pass":
+    if outcome == Outcome.PASS:
         return PASS_WORDS[status]
-    if outcome == "fail":
+    if outcome == Outcome.FAIL:
         return "failed"
     if outcome in _CHECKS:
-        return outcome
+        return str(outcome)
     raise ValueError(f"unknown check outcome {outcome!r}")
 
 

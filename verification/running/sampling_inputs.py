@@ -4,13 +4,11 @@ given and what the store is keyed by (:func:`_sampling`), and each limits the cl
 may name, with errors that name the parameter and the claims that take it."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from gapverify.verification.claims.inputs import UsageError
 from gapverify.verification.claims.model import Claim
-
-if TYPE_CHECKING:
-    from gapverify.verification.running.suite import RunOptions, RunPlan
+from gapverify.verification.running.options import RunOptions, RunPlan
 
 __all__ = ["entry_law_of", "select_entry_claims", "entry_law_lines", "backend_keys",
            "BACKEND_CLAIMS", "backend_claims"]
@@ -125,7 +123,7 @@ def backend_keys(opts: RunOptions) -> dict:
     return keys
 
 
-def entry_law_lines(run: "RunPlan") -> list[str]:
+def entry_law_lines(run: RunPlan) -> list[str]:
     """What a run with ``--entries`` prints under its verdicts: the law, its kappa and how
     it was computed, the equivalent s2, and every prediction whose status dropped."""
     from gapverify.verification.claims.registry.markov import entry_law_drops
@@ -149,7 +147,7 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
     """``--backend/--device/--dtype`` and ``--profile gpu``: the library installed (else exit
     2 with the install command), the claims that take a backend (all of them when none is
     ``named``), the gpu profile only with a GPU library. Shared by ``run`` and
-    :func:`verification.api.verify`."""
+    :func:`gapverify.api.verify`."""
     from gapverify.numerics.backends import BackendUnavailable, check_backend, sampling_keys
     from gapverify.verification.running.sampling_inputs import BACKEND_CLAIMS
 

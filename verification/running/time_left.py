@@ -25,12 +25,17 @@ tenth of the standard sweep's tasks, 0.82-1.06 from 10% on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from gapverify.verification.running.runner import Task
+
+class Task(Protocol):
+    """What the cost model reads of a task (:class:`~gapverify.verification.running.runner.Task`
+    has it): its experiment's name and its size."""
+
+    experiment: str
+    T: int
 
 __all__ = ["task_cost", "REFERENCE_SECONDS", "reference_seconds", "TimeLeft"]
 

@@ -38,7 +38,7 @@ prediction that the samples reject on both sides, measured by bisection on the j
 Every variant is judged with the claim's quantile ``q`` (the Bonferroni split of the
 false-alarm level over that claim's tests, as ``gapverify run`` uses).
 
-Output (:mod:`verification.cli.audit`): a table per claim and case (prediction,
+Output (:mod:`gapverify.cli.audit`): a table per claim and case (prediction,
 status, checks and their power, the limit, parameter and rate variants, outcome), a
 summary; ``--json PATH`` writes the same as data. Exit 0 when every claim passes, 1 otherwise, 2 on bad input.
 """

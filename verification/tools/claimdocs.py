@@ -1,7 +1,7 @@
 r"""What a claim says, as data and as Markdown: ``gapverify describe`` and ``docs/claims.md``.
 
 (Named ``claimdocs``, not ``describe``, to keep it apart from the API's function
-:func:`verification.api.describe`.)
+:func:`gapverify.api.describe`.)
 
 Everything here is read from the registry (:data:`verification.claims.registry.CLAIMS`): the
 statement (sympy), the status of each prediction, the derivation notes the registry

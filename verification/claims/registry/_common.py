@@ -14,7 +14,9 @@ from gapverify.theory.laws import disc_modulus_law, quarter_circle
 from gapverify.theory.markov import kappa_of
 
 from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Profile
-from gapverify.verification.judging.inference import FiniteSizeModel
+from gapverify.verification.claims.finite_size import (  # noqa: F401 - the families, here too
+    ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED,
+)
 
 EPS = float(np.finfo(float).eps)
 BCC = "Bordenave, Caputo, Chafai, PTRF 152 (2012), arXiv:0808.1502"
@@ -88,40 +90,6 @@ def _fix_predicted_spectrum(m: Mapping[str, object], scale: float) -> np.ndarray
     ev[int(np.argmin(np.abs(ev - 1.0)))] = 0.0
     return ev * scale
 
-
-#: A statistic whose mean equals its limit at every size (E A = C_T for causal attention;
-#: a law symmetric about the limit): no finite-size correction, the sizes pool into one
-#: weighted mean, and a drift in T would show as Birge inflation
-UNBIASED = (FiniteSizeModel("unbiased at every T", "L", lambda T, L: np.full(np.shape(T), L), ()),)
-
-#: A mean with an expansion in integer powers of 1/T (the delta method around a row
-#: normalisation: E f(S/T) = f(mu) + f''(mu) sigma^2/(2T) + O(T^-2)), truncated after
-#: the first term, and after the second: the union of the two is the truncation's
-#: uncertainty
-def _inverse_t_series(T, L, *coefficients):
-    # L + c_1/T + c_2/T^2 + ...
-    u = 1.0 / np.asarray(T, dtype=float)
-    return L + sum(c * u ** (k + 1) for k, c in enumerate(coefficients))
-
-
-_INVERSE_T = FiniteSizeModel("1/T", "L + c/T", _inverse_t_series, (0.0,))
-_INVERSE_T2 = FiniteSizeModel("1/T + 1/T^2", "L + c/T + e/T^2", _inverse_t_series, (0.0, 0.0))
-ONE_OVER_T = (_INVERSE_T,)
-ONE_OVER_T_SERIES = (_INVERSE_T, _INVERSE_T2)
-
-
-#: A correction in powers of 1/log T (a quantity carried by the Cesaro matrix's top singular
-#: vectors, which spread like j^(-1/2)/sqrt(log T): their weight on any fixed set of rows
-#: decays like 1/log T), truncated after the first term
-def _inverse_log_t_series(T, L, *coefficients):
-    # L + c_1/log T + c_2/log^2 T + ...
-    u = 1.0 / np.log(np.asarray(T, dtype=float))
-    return L + sum(c * u ** (k + 1) for k, c in enumerate(coefficients))
-
-
-#: (over T = 64..1024, 1/log T spans a factor 1.67 only: the two-term fit cannot separate
-#: c from e, and the one-term model, with its goodness-of-fit test, is what can be judged)
-ONE_OVER_LOG_T = (FiniteSizeModel("1/log T", "L + c/log T", _inverse_log_t_series, (0.0,)),)
 
 #: Finite-size model of a statistic set by a spectral edge: ``x_T = L + c T^-r``.
 EDGE_RATES = (2 / 3, 1.0)

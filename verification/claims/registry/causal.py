@@ -17,7 +17,7 @@ import numpy as np
 import sympy as sp
 
 from gapverify.verification.claims.model import Check, Claim, Prediction
-from gapverify.verification.judging.inference import FiniteSizeModel
+from gapverify.verification.claims.finite_size import FiniteSizeModel
 from gapverify.verification.claims.registry._common import (
     EPS, GAP, UNBIASED, _k2, _profiles, _register,
 )

@@ -17,7 +17,7 @@ the numbers, verdicts and store are those of ``gapverify run``:
   ``to_dataframe()`` (pandas, one row per claim, check and size).
 
 Bad input raises ``ValueError`` (:class:`theory.parameters.ParameterError` or
-:class:`verification.cli.UsageError`) with the message the command line prints.
+:class:`gapverify.cli.UsageError`) with the message the command line prints.
 """
 from __future__ import annotations
 

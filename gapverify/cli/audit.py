@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gapverify.verification.claims.inputs import _int_in, parse_sizes
-from gapverify.verification.cli.args import add_run_options, run_options_claims, write_json
+from gapverify.cli.args import add_run_options, run_options_claims, write_json
 from gapverify.verification.running.defaults import DEFAULT_SEED
 
 # The audit's machinery (sympy, scipy) is imported when the command runs, not when the
@@ -79,7 +79,7 @@ def _claim_summary(a: ClaimAudit) -> list[str]:
 
 
 def print_report(report: AuditReport) -> None:
-    from gapverify.verification.cli.display import console
+    from gapverify.cli.display import console
     from gapverify.verification.judging.verdict import RATE_SHIFT
 
     for a in report.claims:
@@ -105,8 +105,8 @@ def print_report(report: AuditReport) -> None:
 
 
 def _cmd_audit(args) -> int:
-    from gapverify.verification.cli import display
-    from gapverify.verification.cli.sampling import LineProgress
+    from gapverify.cli import display
+    from gapverify.cli.sampling import LineProgress
     from gapverify.verification.running.store import Store
     from gapverify.verification.tools.audit import AuditOptions, audit, report_json
 

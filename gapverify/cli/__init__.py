@@ -30,11 +30,11 @@ from gapverify.verification.claims.inputs import (DEFAULT_PROFILE, MAX_T, PROFIL
 from gapverify.verification.running.defaults import (DEFAULT_SEED, DEFAULT_STORE, STORE_ENV,
                                                      default_store)
 from gapverify.verification.judging.outcomes import EXIT_BROKEN_PIPE, EXIT_USAGE
-from gapverify.verification.cli.args import _Parser, add_run_options, output_path
-from gapverify.verification.cli.claims import _cmd_claims, _cmd_describe, _cmd_docs, _cmd_predict
-from gapverify.verification.cli.runs import _cmd_runs
-from gapverify.verification.cli.sampling import _cmd_run, _say_store
-from gapverify.verification.cli import (audit, calibrate, normalization, paper, pipeline,
+from gapverify.cli.args import _Parser, add_run_options, output_path
+from gapverify.cli.claims import _cmd_claims, _cmd_describe, _cmd_docs, _cmd_predict
+from gapverify.cli.runs import _cmd_runs
+from gapverify.cli.sampling import _cmd_run, _say_store
+from gapverify.cli import (audit, calibrate, normalization, paper, pipeline,
                                         reports, snapshot)
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def _print(profile: DepthProfile) -> None:
     from rich.table import Table
 
-    from gapverify.verification.cli.display import console
+    from gapverify.cli.display import console
 
     t = Table(title=f"sr(Sigma_l) against depth: T={profile.T}, d={profile.d}, "
                     f"{profile.seeds} seeds, root seed {profile.root_seed}")
@@ -47,7 +47,7 @@ def _progress(step: str, done: int, total: int, seconds: float) -> None:
 
 
 def _cmd(args) -> int:
-    from gapverify.verification.cli.reports import out_folder
+    from gapverify.cli.reports import out_folder
 
     out_folder(args.out)
     from gapverify.verification.tools.paper import depth_profile, write_outputs

@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gapverify.verification.claims.inputs import _int_in
-from gapverify.verification.cli.args import add_run_options, run_options_claims, write_json
+from gapverify.cli.args import add_run_options, run_options_claims, write_json
 from gapverify.verification.running.defaults import DEFAULT_SEED
 
 # the calibration's machinery is imported when the command runs (fast --help)
@@ -18,7 +18,7 @@ def _print(results: list[ClaimCalibration], level: float, profile: str, n: int) 
     from rich import box
     from rich.table import Table
 
-    from gapverify.verification.cli.display import console
+    from gapverify.cli.display import console
 
     t = Table(title=f"Calibration: {n} root seeds, profile {profile}, level {level:g} per claim",
               box=box.SIMPLE_HEAVY)

@@ -1,6 +1,6 @@
 """The ``gapverify tables`` and ``gapverify report`` commands.
 
-Listed in :data:`verification.cli._COMMAND_MODULES`, which registers it through
+Listed in :data:`gapverify.cli._COMMAND_MODULES`, which registers it through
 :func:`register` and :data:`COMMANDS`. Both read a judged run, never sample:
 
 * ``--from RESULTS.json``: the results file written by ``gapverify run --json``;

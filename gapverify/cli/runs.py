@@ -1,6 +1,6 @@
 """The ``gapverify runs`` command: the runs recorded in the store, as a table or JSON,
 and ``--csv``, one run's per-size rows (:data:`CSV_COLUMNS`, :func:`csv_rows`, shared
-with :mod:`verification.api`). Registered in :mod:`verification.cli`.
+with :mod:`gapverify.api`). Registered in :mod:`gapverify.cli`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Mapping
 from gapverify.verification.judging.outcomes import EXIT_OK
 from gapverify.verification.claims.inputs import UsageError
 from gapverify.reports.results import CSV_COLUMNS, csv_rows
-from gapverify.verification.cli.args import output_path, print_json
+from gapverify.cli.args import output_path, print_json
 
 def _cmd_runs(args) -> int:
     import datetime as dt

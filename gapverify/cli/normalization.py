@@ -15,7 +15,7 @@ def _print(profiles, attention: str) -> None:
 
     from gapverify.verification.tools.normalization import exponents
 
-    from gapverify.verification.cli.display import console
+    from gapverify.cli.display import console
 
     for T, prof in sorted(profiles.items()):
         depth = next(iter(prof.values())).shape[2]
@@ -40,7 +40,7 @@ def _print(profiles, attention: str) -> None:
 
 
 def _cmd(args) -> int:
-    from gapverify.verification.cli.reports import out_folder
+    from gapverify.cli.reports import out_folder
 
     out_folder(args.out)
     from gapverify.verification.tools.normalization import normalization_profile, write_outputs

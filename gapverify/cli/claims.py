@@ -1,7 +1,7 @@
 """The ``gapverify`` commands that read the claim registry without sampling: ``claims``
 (the list), ``predict`` (a claim's predictions at given parameters, with
-:func:`claim_parameters`, shared with :mod:`verification.api`), ``describe`` (one claim in
-full) and ``docs`` (writes docs/claims.md). Registered in :mod:`verification.cli`.
+:func:`claim_parameters`, shared with :mod:`gapverify.api`), ``describe`` (one claim in
+full) and ``docs`` (writes docs/claims.md). Registered in :mod:`gapverify.cli`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Mapping
 
 from gapverify.verification.judging.outcomes import EXIT_OK
 from gapverify.verification.claims.inputs import UsageError, check_finite, claim_parameters, parse_set
-from gapverify.verification.cli.args import print_json
+from gapverify.cli.args import print_json
 
 def _cmd_claims(args) -> int:
     from gapverify.verification.claims.registry import CLAIMS
@@ -22,7 +22,7 @@ def _cmd_claims(args) -> int:
     if args.json:
         print_json(rows)
         return EXIT_OK
-    from gapverify.verification.cli import display
+    from gapverify.cli import display
 
     # the paper's result under the statement (the table has three columns)
     display.claims_table([{**r, "statement": f"{r['statement']}\n  paper: {r['paper_result']}"}
@@ -45,7 +45,7 @@ def _cmd_predict(args) -> int:
     if args.json:
         print_json(out)
     else:
-        from gapverify.verification.cli import display
+        from gapverify.cli import display
 
         display.predictions_table(out, {p.name: p.status for p in claim.predictions})
     return EXIT_OK

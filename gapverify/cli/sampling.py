@@ -2,7 +2,7 @@
 record) the verdicts, with what it needs around the sampling: the ``--profile large``
 and early memory checks, :class:`LineProgress` (progress lines off a terminal, also used
 by ``audit``), SIGTERM handled as an interrupt, the store line on stderr and the
-``training.fix`` seeds table. Registered in :mod:`verification.cli`.
+``training.fix`` seeds table. Registered in :mod:`gapverify.cli`.
 """
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from gapverify.verification.claims.inputs import (
     UsageError, _check_perturbed_names, _claims_arg, check_finite, check_judged, check_overrides,
     check_sizes, parse_perturb, parse_perturb_parameter, parse_set,
 )
-from gapverify.verification.cli.args import _claims_with_profile, write_json
+from gapverify.cli.args import _claims_with_profile, write_json
 
 
 def _cmd_run(args) -> int:
     # the run's machinery (numpy, scipy, sympy) is imported here, not at start-up
     from gapverify.verification.claims.registry import get_claim
-    from gapverify.verification.cli import display
+    from gapverify.cli import display
     from gapverify.verification.running.sampling_inputs import backend_claims, select_entry_claims
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import RunOptions, results_json, verify
