@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from gapverify.verification import cli
+from gapverify import cli
 from gapverify.verification.claims import registry
 from gapverify.verification.tools.audit import (
     AuditOptions, audit, audit_claim, plan, probes, wrong_values,

@@ -1,6 +1,7 @@
 """tests for verification/judging/outcomes.py: one table of verdict words and exit codes,
 spoken alike by the judging, the terminal, the results JSON, the LaTeX reports, the
 Python API, ``gapverify run`` and ``gapverify verify``, and printed verbatim in the README."""
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ from gapverify.reports.results import claim_verdict_word, load_run, verdict_word
 from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
 from gapverify.cli import main
 from gapverify.verification.judging.outcomes import (
-    CHECK_VERDICTS, CLAIM_VERDICTS, NOT_VERIFIED_REASONS, claim_exit_code, claim_word,
+    CHECK_VERDICTS, CLAIM_VERDICTS, NOT_VERIFIED_REASONS, Outcome, claim_exit_code, claim_word,
     exit_code, markdown_table,
 )
 from gapverify.verification.judging.verdict import claim_reason, judge_claim
@@ -112,6 +113,25 @@ def test_outside_the_domain_is_its_own_reason():
     noisy = judge_claim(claim, _data(3, noise=2.0), {"s2": 1.0}, q=3.0, root_seed=3,
                         power_target=0.05)
     assert noisy.reason == "lacks power" and len(noisy.unverified) == 2
+
+
+def test_the_judging_speaks_outcome_members_that_read_as_the_old_words():
+    """The verdicts the judging produces are :class:`Outcome` members, and every output
+    (JSON, f-strings, the unverified lines) spells them as the plain words it always did."""
+    claim = _claim(Prediction("x", "derived", lambda p: 2, "x"),
+                   Prediction("y", "empirical", lambda p: 2, "y"),
+                   checks=(_limit("x"), _limit("y", "empirical", domain=lambda p: p["s2"] <= 0.5,
+                                              domain_note="light tails only")))
+    res = judge_claim(claim, _data(3, noise=2.0), {"s2": 1.0}, q=3.0, root_seed=3,
+                      power_target=0.05)
+    assert res.verdict is Outcome.NOT_VERIFIED and res.reason is Outcome.LACKS_POWER
+    assert [c.verdict for c in res.checks] == [Outcome.LACKS_POWER, Outcome.OUTSIDE_DOMAIN]
+    assert all(isinstance(c.verdict, Outcome) for c in res.checks)
+    doc = json.loads(json.dumps(dataclasses.asdict(res)))
+    assert (doc["verdict"], doc["reason"]) == ("not verified", "lacks power")
+    assert [c["verdict"] for c in doc["checks"]] == ["lacks power", "outside domain"]
+    assert f"{res.verdict}: {res.reason}" == "not verified: lacks power"
+    assert res.unverified[0].startswith("x lacks power at T <= 1024")
 
 
 TINY = ["--sizes", "16,23,32", "--replicates", "2", "--workers", "1", "--no-replay"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from gapverify.verification import cli
+from gapverify import cli
 from gapverify.verification.claims import registry
 from gapverify.verification.tools import snapshot
 

@@ -381,3 +381,19 @@ def test_a_check_relative_to_another_prediction_is_judged_against_their_ratio():
     for bad in (("y", 2), ("x", 0), ("x", 1.5), ("x",)):
         with pytest.raises(ValueError, match="relative_to"):
             Check("y", "r", "limit", rate=RATE, relative_to=bad)
+
+
+def test_calls_sharing_a_memo_compute_each_prediction_once():
+    """``predictions``: the memo that a run's variants and an audit's probes share; the theory
+    is evaluated once per claim and parameter set, and ``only`` judges one prediction."""
+    calls = []
+    claim = dataclasses.replace(synthetic_claim(), predictions=(
+        Prediction("x", "derived", lambda p: calls.append(p) or 2, "x"),))
+    data, memo = synthetic_data(1), {}
+    q = two_sided_quantile(0.01, 2)
+    first = judge_claim(claim, data, {}, q=q, root_seed=1, predictions=memo)
+    again = judge_claim(claim, data, {}, q=q, root_seed=1, predictions=memo,
+                        variant=Variant(name="wrong", scale=1.03))
+    assert len(calls) == 1 and list(memo) == [("synthetic", ())]
+    assert (first.verdict, again.verdict) == ("pass", "fail")
+    assert judge_claim(claim, data, {}, q=q, root_seed=1, only=("y",)).checks == []

@@ -23,6 +23,7 @@ from gapverify.verification.judging.inference import (
     extrapolate_limit, family_limit, power_law_fit, profile_limit, student_quantile, summarise,
     per_test_level,
 )
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["Variant", "SizeRow", "CheckResult", "ClaimResult", "Measurements",
            "DEFAULT_LEVEL", "ROUNDOFF"]
@@ -95,7 +96,7 @@ class CheckResult:
     status: str
     predicted: float
     rate: float | None
-    verdict: str  # pass / fail / lacks power / recorded / outside domain / not assessed
+    verdict: Outcome  # pass / fail / lacks power / recorded / outside domain / not assessed
     reason: str
     rows: list[SizeRow]
     beta: float | None = None
@@ -132,7 +133,7 @@ class CheckResult:
 class ClaimResult:
     claim: str
     status: str
-    verdict: str  # pass / fail / flaky / not verified / not assessed
+    verdict: Outcome  # pass / fail / flaky / not verified / not assessed
     checks: list[CheckResult]
     parameters: dict
     sizes: list[int]
@@ -152,7 +153,7 @@ class ClaimResult:
 
     @property
     def failed(self) -> list[CheckResult]:
-        return [c for c in self.checks if c.verdict == "fail"]
+        return [c for c in self.checks if c.verdict == Outcome.FAIL]
 
 
 def _values(reps: Sequence[Mapping[str, object]], key: str) -> np.ndarray:
@@ -191,7 +192,7 @@ def _exact(check: Check, data: Measurements, predicted: float, base: dict,
         residuals = np.array(residuals)
         rows.append(SizeRow(T, len(residuals), float(residuals.max()), 0.0,
                             float(residuals.max()), 0.0))
-    verdict = "fail" if fail_T is not None else "pass"
+    verdict = Outcome.FAIL if fail_T is not None else Outcome.PASS
     reason = (f"residual above tolerance ({check.tolerance_note}) at T={fail_T}, replicate {fail_r}"
               if fail_T else f"max residual {max(r.error for r in rows):.2e} within tolerance "
                              f"({check.tolerance_note})")
@@ -358,9 +359,9 @@ def _informative(check: Check, rows: list[SizeRow], predicted: float) -> np.ndar
 def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mapping[str, float],
                  scale: float, rate: float | None, q: float, base: dict) -> CheckResult:
     rows = [prep.mean_rows(T, predicted, params, scale) for T in prep.sizes]
-    result = CheckResult(**base, verdict="pass", reason="", rows=rows)
+    result = CheckResult(**base, verdict=Outcome.PASS, reason="", rows=rows)
     if not check.asserted:
-        result.verdict, result.reason = "recorded", check.record_note or check.rate_note
+        result.verdict, result.reason = Outcome.RECORDED, check.record_note or check.rate_note
         return result
     keep = _informative(check, rows, predicted)
     used = [r for r, k in zip(rows, keep) if k]
@@ -376,12 +377,12 @@ def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mappin
         result.reason = f"sizes at round-off from T = {first} excluded; "
     needed = check.minimum_sizes
     if len(used) < needed:
-        result.verdict = "not assessed"
+        result.verdict = Outcome.NOT_ASSESSED
         what = "model family" if check.models else "rate range" if check.rate_range else "rate"
         result.reason = f"a {what} needs at least {needed} sizes"
         return result
     out = _judge_rows(check, used, predicted, rate, q, params)
-    result.verdict = "pass" if out.ok else "fail"
+    result.verdict = Outcome.PASS if out.ok else Outcome.FAIL
     result.reason += out.reason
     result.beta, result.beta_se = out.beta, out.beta_se
     result.limit_hat, result.limit_se = out.limit_hat, out.limit_se

@@ -18,6 +18,7 @@ import numpy as np
 
 from gapverify.verification.claims.model import Check, Claim
 from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, _judge_rows, _Prepared
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["measure_power", "wrong_values", "parameter_moves", "parameter_blind_spots",
            "power_text", "PARAMETER_FACTORS"]
@@ -129,7 +130,7 @@ def parameter_blind_spots(checks: Sequence[CheckResult]) -> list[str]:
     the claim: the wrong statement fails at 1.5. ``[]`` when every one is seen."""
     seen, blind = set(), {}
     for c in checks:
-        if c.verdict != "pass" or c.power is None:
+        if c.verdict != Outcome.PASS or c.power is None:
             continue
         for m in c.parameter_moves or ():
             key = (m["parameter"], m["direction"])

@@ -46,6 +46,7 @@ the Birge ratio when it fits; measurements that no member of the model fits fail
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from gapverify.verification.claims.model import Check, Claim
@@ -54,7 +55,7 @@ from gapverify.verification.judging.checks import (
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
     _Prepared, _statistical, _values,
 )
-from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS
+from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS, Outcome
 from gapverify.verification.judging.power import (
     _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
     measure_power, parameter_blind_spots, parameter_moves, power_text, wrong_values,
@@ -97,11 +98,12 @@ RULES = (
 
 def power_class(check: Check, params: Mapping[str, float] | None = None) -> str:
     """``exact``, ``rated`` (stated rate), ``rate range`` (estimated rate), ``model family``,
-    ``recorded`` or ``outside domain`` (at ``params``)."""
+    ``recorded`` or ``outside domain`` (at ``params``; these two are the check's outcome,
+    :attr:`Outcome.RECORDED` and :attr:`Outcome.OUTSIDE_DOMAIN`: it has no power to measure)."""
     if not check.asserted:
-        return "recorded"
+        return Outcome.RECORDED
     if params is not None and not check.applies(params):
-        return "outside domain"
+        return Outcome.OUTSIDE_DOMAIN
     if check.kind in ("exact", "matching"):
         return "exact"
     if check.models:
@@ -111,7 +113,7 @@ def power_class(check: Check, params: Mapping[str, float] | None = None) -> str:
 
 def _tests_in(check: Check, sizes: int, params: Mapping[str, float] | None) -> int:
     cls = power_class(check, params)
-    if cls in ("exact", "recorded", "outside domain"):
+    if cls in ("exact", Outcome.RECORDED, Outcome.OUTSIDE_DOMAIN):
         return 0
     if cls in ("rate range", "model family"):
         # the limit, and the goodness of fit of its finite-size model
@@ -164,89 +166,138 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
     (a run's cases and variants, an audit's probes: the sympy and quadrature work is done
     once per claim and parameter set)."""
     measure = variant.identity if measure is None else measure
-    cache: dict[tuple, dict[str, float]] = {} if predictions is None else predictions
+    predicted = _Predicted(claim, params, variant, {} if predictions is None else predictions)
+    results = [_judge_check(claim, check, data, params, predicted, q=q, variant=variant,
+                            power_target=power_target, measure=measure)
+               for check in claim.checks if only is None or check.prediction in only]
+    return _claim_result(claim, results, data, params, q=q, root_seed=root_seed,
+                         variant=variant, parameter_coverage=parameter_coverage)
 
-    def predicted_for_params(name: str, theory: Mapping[str, float]) -> float:
-        key = (claim.id, tuple(sorted(theory.items())))
-        if key not in cache:
-            cache[key] = claim.predict_numbers(theory)
-        return cache[key][name]
 
-    def predicted_for(name: str) -> tuple[float, dict]:
-        theory = variant.theory_parameters(name, params)
-        value = predicted_for_params(name, theory)
-        return value * variant.scale_for(name) + variant.offsets.get(name, 0.0), theory
+@dataclass
+class _Predicted:
+    """A claim's predictions as ``variant`` states them at the case ``params``; the values
+    at each set of theory parameters are computed once into ``cache`` (the memo that
+    :func:`judge_claim`'s calls share), keyed by claim id and those parameters."""
 
-    results = []
-    for check in claim.checks:
-        if only is not None and check.prediction not in only:
-            continue
-        pred = claim.prediction(check.prediction)
-        own, theory = predicted_for(check.prediction)
-        # a check relative to another prediction: P / P_other^k (that one as the variant has it)
-        value = check.relative_value(own, lambda other: predicted_for(other)[0])
-        stated_rate = check.rate_at(theory) if check.rate is not None else None
-        rate = None if stated_rate is None else stated_rate + variant.rate_shift_for(check.prediction)
-        base = dict(claim=claim.id, label=check.label, statistic=check.statistic,
-                    kind=check.kind, status=pred.status, predicted=value, rate=rate,
-                    rate_note=check.rate_note or check.record_note, rate_status=check.rate_status,
-                    tolerance_note=check.tolerance_note, case=dict(params),
-                    prediction=check.prediction, power_class=power_class(check, params),
-                    power_target=power_target,
-                    zero_scale=float(check.zero_scale(theory)) if check.zero_scale else None,
-                    rate_range=list(check.rate_range) if check.rate_range else None,
-                    models=[m.formula for m in check.models] or None,
-                    corrected=check.correction is not None)
-        if not check.applies(params):
-            results.append(CheckResult(**base, verdict="outside domain", rows=[],
-                                       reason=check.domain_note or "outside the check's domain"))
-            continue
-        judged = _judged_data(check, data, params)  # the sizes of its (params, T) domain
-        if len(judged) < min(len(data), check.minimum_sizes):
-            results.append(CheckResult(**base, verdict="outside domain", rows=[], reason=(
-                f"{check.min_size_note or 'judged from a smallest size'}: judged at T >= "
-                f"{check.min_size(params)}, where this run has {len(judged)} size(s) and the "
-                f"check needs {check.minimum_sizes}")))
-            continue
-        if check.kind in ("exact", "matching"):
-            scale = variant.scale_for(check.prediction) if check.kind == "matching" else 1.0
-            # a prediction of 0 is measured against its zero scale at the theory's parameters
-            res = _exact(check, judged, scale if check.kind == "matching" else value, base,
-                         params=theory)
-        else:
-            # a law's scale moves with the variant's parameters and scale
-            scale = variant.scale_for(check.prediction)
-            prep = _Prepared(check, judged)
-            res = _statistical(check, prep, value, theory, scale, rate, q, base)
-            if measure and res.verdict == "pass" and res.power is None:
-                res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
-        # every asserted check must pass with power (an empirical law's too: a law a few
-        # percent off that passes as well is not reproduced); a theorem's, derived or
-        # conjecture's must also see every wrong parameter and the stated rate
-        needs_power = (res.verdict == "pass" and power_target is not None and res.power is not None
-                       and pred.asserted)
-        if needs_power and not res.power <= power_target:
-            res.verdict = "lacks power"
-            res.reason += (f"; power {power_text(res.power)} is worse than the target "
-                           f"{power_target:.0%} at T <= {max(judged)}")
-        elif needs_power and pred.status in VERIFYING_STATUSES and check.kind != "matching":
-            # evaluated at a wrong parameter, the prediction must move by more than the
-            # power at some case of the claim (claim_verdict); it alone moves (a relative
-            # check's divisor stays)
-            res.parameter_moves = parameter_moves(
-                claim, check, value, theory,
-                lambda p, n=check.prediction, r=value / own if check.relative_to else 1.0:
-                r * predicted_for_params(n, p))
-            if rate is not None and res.power_class != "exact":
-                # the stated rate must have power too: the rate RATE_SHIFT faster fails
-                faster = _statistical(check, prep, value, theory, scale, rate + RATE_SHIFT, q, base)
-                if faster.verdict != "fail":
-                    res.verdict = "lacks power"
-                    res.reason += (f"; a rate {RATE_SHIFT:g} faster than stated "
-                                   f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {max(judged)}")
-        results.append(res)
+    claim: Claim
+    params: Mapping[str, float]
+    variant: Variant
+    cache: dict[tuple, dict[str, float]]
+
+    def at(self, name: str, theory: Mapping[str, float]) -> float:
+        """Prediction ``name`` of the theory at ``theory``, unscaled."""
+        key = (self.claim.id, tuple(sorted(theory.items())))
+        if key not in self.cache:
+            self.cache[key] = self.claim.predict_numbers(theory)
+        return self.cache[key][name]
+
+    def __call__(self, name: str) -> tuple[float, dict]:
+        """Prediction ``name`` as the variant states it, ``x s + o`` at the variant's
+        parameters, and those parameters."""
+        theory = self.variant.theory_parameters(name, self.params)
+        value = self.at(name, theory)
+        return value * self.variant.scale_for(name) + self.variant.offsets.get(name, 0.0), theory
+
+
+def _base_fields(claim: Claim, check: Check, pred, params: Mapping[str, float],
+                 theory: Mapping[str, float], value: float, rate: float | None,
+                 power_target: float | None) -> dict:
+    """The fields of a check's result (of prediction ``pred``) that do not depend on its
+    judging."""
+    return dict(claim=claim.id, label=check.label, statistic=check.statistic,
+                kind=check.kind, status=pred.status, predicted=value, rate=rate,
+                rate_note=check.rate_note or check.record_note, rate_status=check.rate_status,
+                tolerance_note=check.tolerance_note, case=dict(params),
+                prediction=check.prediction, power_class=power_class(check, params),
+                power_target=power_target,
+                zero_scale=float(check.zero_scale(theory)) if check.zero_scale else None,
+                rate_range=list(check.rate_range) if check.rate_range else None,
+                models=[m.formula for m in check.models] or None,
+                corrected=check.correction is not None)
+
+
+def _too_few_sizes(check: Check, judged: Measurements, params: Mapping[str, float],
+                   base: dict) -> CheckResult:
+    """A check whose smallest judged size leaves this run too few sizes: outside domain."""
+    return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[], reason=(
+        f"{check.min_size_note or 'judged from a smallest size'}: judged at T >= "
+        f"{check.min_size(params)}, where this run has {len(judged)} size(s) and the "
+        f"check needs {check.minimum_sizes}"))
+
+
+def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping[str, float],
+                 predicted: _Predicted, *, q: float, variant: Variant,
+                 power_target: float | None, measure: bool) -> CheckResult:
+    """One check of ``claim`` at the case ``params``: outside its domain, or judged at the
+    sizes of its domain (an exact check's residuals; a statistical check's tests, with its
+    power when ``measure``), then held to ``power_target``."""
+    pred = claim.prediction(check.prediction)
+    own, theory = predicted(check.prediction)
+    # a check relative to another prediction: P / P_other^k (that one as the variant has it)
+    value = check.relative_value(own, lambda other: predicted(other)[0])
+    stated_rate = check.rate_at(theory) if check.rate is not None else None
+    rate = None if stated_rate is None else stated_rate + variant.rate_shift_for(check.prediction)
+    base = _base_fields(claim, check, pred, params, theory, value, rate, power_target)
+    if not check.applies(params):
+        return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[],
+                           reason=check.domain_note or "outside the check's domain")
+    judged = _judged_data(check, data, params)  # the sizes of its (params, T) domain
+    if len(judged) < min(len(data), check.minimum_sizes):
+        return _too_few_sizes(check, judged, params, base)
+    # a law's scale (a spectrum's too) moves with the variant's parameters and scale
+    scale = variant.scale_for(check.prediction)
+    prep = None
+    if check.kind in ("exact", "matching"):
+        # a prediction of 0 is measured against its zero scale at the theory's parameters
+        res = _exact(check, judged, scale if check.kind == "matching" else value, base,
+                     params=theory)
+    else:
+        prep = _Prepared(check, judged)
+        res = _statistical(check, prep, value, theory, scale, rate, q, base)
+        if measure and res.verdict == Outcome.PASS and res.power is None:
+            res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
+    # every asserted check must pass with power (an empirical law's too: a law a few
+    # percent off that passes as well is not reproduced); a theorem's, derived or
+    # conjecture's must also see every wrong parameter and the stated rate
+    needs_power = (res.verdict == Outcome.PASS and power_target is not None
+                   and res.power is not None and pred.asserted)
+    if needs_power and not res.power <= power_target:
+        res.verdict = Outcome.LACKS_POWER
+        res.reason += (f"; power {power_text(res.power)} is worse than the target "
+                       f"{power_target:.0%} at T <= {max(judged)}")
+    elif needs_power and pred.status in VERIFYING_STATUSES and check.kind != "matching":
+        # evaluated at a wrong parameter, the prediction must move by more than the
+        # power at some case of the claim (claim_verdict); it alone moves (a relative
+        # check's divisor stays)
+        res.parameter_moves = parameter_moves(
+            claim, check, value, theory,
+            lambda p, n=check.prediction, r=value / own if check.relative_to else 1.0:
+            r * predicted.at(n, p))
+        if rate is not None and res.power_class != "exact":
+            _reject_faster_rate(res, check, prep, value, theory, scale, rate, q, base, max(judged))
+    return res
+
+
+def _reject_faster_rate(res: CheckResult, check: Check, prep: _Prepared, value: float,
+                        theory: Mapping[str, float], scale: float, rate: float, q: float,
+                        base: dict, T_max: int) -> None:
+    """The stated rate must have power too: ``res`` lacks power unless the same samples
+    reject the rate :data:`RATE_SHIFT` faster."""
+    faster = _statistical(check, prep, value, theory, scale, rate + RATE_SHIFT, q, base)
+    if faster.verdict != Outcome.FAIL:
+        res.verdict = Outcome.LACKS_POWER
+        res.reason += (f"; a rate {RATE_SHIFT:g} faster than stated "
+                       f"({rate + RATE_SHIFT:.3g}) is not rejected at T <= {T_max}")
+
+
+def _claim_result(claim: Claim, results: list[CheckResult], data: Measurements,
+                  params: Mapping[str, float], *, q: float, root_seed: int, variant: Variant,
+                  parameter_coverage: bool) -> ClaimResult:
+    """The claim's result from its checks' results (:func:`claim_verdict`,
+    :func:`claim_reason`)."""
     sizes = sorted(data)
-    out = ClaimResult(claim=claim.id, status=claim.status, verdict="pass", checks=results,
+    out = ClaimResult(claim=claim.id, status=claim.status, verdict=Outcome.PASS, checks=results,
                       parameters=dict(params), sizes=sizes,
                       replicates=min(len(v) for v in data.values()), root_seed=root_seed,
                       variant=variant.name, q=q, experiment=claim.experiment)
@@ -278,13 +329,13 @@ def claim_reason(verdict: str, unverified: Sequence[str]) -> str:
     (:data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS`, last the most severe:
     lacks power > not assessed > outside domain), read from the ``unverified`` lines
     :func:`claim_verdict` writes; ``""`` for a claim that is not ``not verified``."""
-    if verdict == "not assessed":  # a claim outcome of older results
-        return "not assessed"
-    if verdict != "not verified":
+    if verdict == Outcome.NOT_ASSESSED:  # a claim outcome of older results
+        return Outcome.NOT_ASSESSED
+    if verdict != Outcome.NOT_VERIFIED:
         return ""
     found = [r for line in unverified for r in NOT_VERIFIED_REASONS
              if line.partition(" ")[2].startswith(r)]
-    return max(found, key=NOT_VERIFIED_REASONS.index) if found else "lacks power"
+    return max(found, key=NOT_VERIFIED_REASONS.index) if found else Outcome.LACKS_POWER
 
 
 def _unjudged_reason(checks: Sequence[CheckResult]) -> str:
@@ -292,16 +343,21 @@ def _unjudged_reason(checks: Sequence[CheckResult]) -> str:
     # parameters, or not assessed where that domain is a missing optional dependency
     # (registry/models.py: "not assessed: torch not installed"); recorded alone: nothing
     # could reject it, no power
-    outside = [c for c in checks if c.verdict == "outside domain"]
+    outside = [c for c in checks if c.verdict == Outcome.OUTSIDE_DOMAIN]
     if not outside:
-        return "lacks power"
-    if all(c.reason.startswith("not assessed") for c in outside):
-        return "not assessed"
-    return "outside domain"
+        return Outcome.LACKS_POWER
+    if all(c.reason.startswith(Outcome.NOT_ASSESSED) for c in outside):
+        return Outcome.NOT_ASSESSED
+    return Outcome.OUTSIDE_DOMAIN
+
+
+#: the outcomes of a check that judged its prediction (not assessed: too few sizes to
+#: judge; outside its domain or recorded by design, a check did not judge it)
+_JUDGED = (Outcome.PASS, Outcome.FAIL, Outcome.LACKS_POWER, Outcome.NOT_ASSESSED)
 
 
 def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
-                  parameter_coverage: bool = True) -> tuple[str, list[str], str]:
+                  parameter_coverage: bool = True) -> tuple[Outcome, list[str], str]:
     """The claim's machine outcome from its checks (of one case or of all its cases):
 
     * ``fail`` if an asserted check failed;
@@ -318,18 +374,18 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
     * ``pass`` otherwise.
 
     Also "k of n predictions verified with power"."""
-    verdict = "fail" if any(c.verdict == "fail" for c in checks) else None
+    verdict = Outcome.FAIL if any(c.verdict == Outcome.FAIL for c in checks) else None
     needed = asserted_predictions(claim)
     unverified, verified = [], 0
     for p in needed:
         mine = [c for c in checks if c.prediction == p.name]
-        judged = [c for c in mine if c.verdict in ("pass", "fail", "lacks power", "not assessed")]
-        weak = [c for c in judged if c.verdict == "lacks power"]
+        judged = [c for c in mine if c.verdict in _JUDGED]
+        weak = [c for c in judged if c.verdict == Outcome.LACKS_POWER]
         if not judged:
             why = "; ".join(sorted({c.reason for c in mine if c.reason})) or "no check measures it"
             reason = _unjudged_reason(mine)
-            where = (" at these parameters" if reason == "outside domain" else
-                     f" at T <= {T_max}" if reason == "lacks power" else "")
+            where = (" at these parameters" if reason == Outcome.OUTSIDE_DOMAIN else
+                     f" at T <= {T_max}" if reason == Outcome.LACKS_POWER else "")
             unverified.append(_unverified_line(p.name, reason, f"{where}: not judged ({why})"))
         elif weak:
             too_weak = [c for c in weak if not c.power <= c.power_target]
@@ -339,27 +395,29 @@ def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
                              f"{too_weak[0].power_target:.0%}")
             parts += [c.reason.rsplit("; ", 1)[-1].rsplit(" at T <=", 1)[0]
                       for c in weak if c not in too_weak]
-            unverified.append(_unverified_line(p.name, "lacks power",
+            unverified.append(_unverified_line(p.name, Outcome.LACKS_POWER,
                                                f" at T <= {T_max} ({'; '.join(parts)})"))
-        elif any(c.verdict == "not assessed" for c in judged):
-            why = "; ".join(sorted({c.reason for c in judged if c.verdict == "not assessed"}))
-            unverified.append(_unverified_line(p.name, "not assessed", f": {why or 'too few sizes'}"))
+        elif any(c.verdict == Outcome.NOT_ASSESSED for c in judged):
+            why = "; ".join(sorted({c.reason for c in judged if c.verdict == Outcome.NOT_ASSESSED}))
+            unverified.append(_unverified_line(p.name, Outcome.NOT_ASSESSED,
+                                               f": {why or 'too few sizes'}"))
         elif (parameter_coverage and p.status in VERIFYING_STATUSES
               and (blind := parameter_blind_spots(judged))):
-            unverified.append(_unverified_line(p.name, "lacks power", f" at T <= {T_max} (a wrong "
-                                               f"parameter no case can see: {'; '.join(blind)})"))
-        elif all(c.verdict == "pass" for c in judged):
+            unverified.append(_unverified_line(p.name, Outcome.LACKS_POWER, f" at T <= {T_max} (a "
+                                               f"wrong parameter no case can see: {'; '.join(blind)})"))
+        elif all(c.verdict == Outcome.PASS for c in judged):
             verified += 1
     summary = f"{verified} of {len(needed)} predictions verified with power"
-    missing = [c for c in checks if c.verdict == "outside domain"
-               and c.reason.startswith("not assessed")]
+    missing = [c for c in checks if c.verdict == Outcome.OUTSIDE_DOMAIN
+               and c.reason.startswith(Outcome.NOT_ASSESSED)]
     if not needed and missing:
         # recorded by design, but nothing could be measured (a missing optional dependency):
         # not assessed, not "recorded"
         for name in dict.fromkeys(c.prediction for c in missing):
-            unverified.append(_unverified_line(name, "not assessed", f": {missing[0].reason}"))
+            unverified.append(_unverified_line(name, Outcome.NOT_ASSESSED, f": {missing[0].reason}"))
     if not needed:
         summary = "nothing asserted (recorded by design): " + summary
     if verdict is None:
-        verdict = "not verified" if unverified else "pass" if needed else "recorded"
+        verdict = (Outcome.NOT_VERIFIED if unverified else Outcome.PASS if needed
+                   else Outcome.RECORDED)
     return verdict, unverified, summary

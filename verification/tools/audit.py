@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from gapverify.verification.claims.model import POWER_TARGETS, Claim
+from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.running.defaults import DEFAULT_SEED
 from gapverify.verification.judging.verdict import (
     DEFAULT_LEVEL, VERIFYING_STATUSES, ClaimResult, Variant, judge_claim, PARAMETER_FACTORS,
@@ -125,7 +126,7 @@ class ClaimAudit:
     sizes: list[int]
     replicates: int
     perturbation: float
-    truth: str  # the verdict as stated
+    truth: Outcome  # the verdict as stated
     truth_note: str
     predictions: list[PredictionAudit]
     case: dict = field(default_factory=dict)  # the parameters telling this case apart
@@ -144,7 +145,7 @@ class ClaimAudit:
         """The statement as stated holds at this case: nothing judged here failed or lacks
         power (a prediction outside its checks' domain here is audited at other cases; a
         claim that asserts nothing is recorded, and has nothing to audit)."""
-        return self.truth in ("pass", "recorded") or self.truth_unjudged_only
+        return self.truth in (Outcome.PASS, Outcome.RECORDED) or self.truth_unjudged_only
 
     @property
     def ok(self) -> bool:
@@ -284,7 +285,7 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
         if not pred.asserted:
             continue
         mine = by_prediction.get(pred.name, [])
-        judged = [c for c in mine if c.verdict not in ("outside domain", "recorded")]
+        judged = [c for c in mine if c.verdict not in (Outcome.OUTSIDE_DOMAIN, Outcome.RECORDED)]
         # a prediction with checks on complementary domains: the powers of those judged here
         powers = {c.label: c.power for c in (judged or mine)}
         if not judged:
@@ -319,10 +320,12 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                                                ok=pred.status not in VERIFYING_STATUSES,
                                                note=_evidence(res, labels)))
         audits.append(PredictionAudit(pred.name, pred.status, True, powers, outcomes))
-    notes = [f"{c.label}: {c.reason}" for c in truth.checks if c.verdict in ("fail", "lacks power")]
+    notes = [f"{c.label}: {c.reason}" for c in truth.checks
+             if c.verdict in (Outcome.FAIL, Outcome.LACKS_POWER)]
     notes += truth.unverified
-    unjudged_only = truth.verdict == "not verified" and not any(
-        c.verdict in ("fail", "lacks power", "not assessed") for c in truth.checks)
+    unjudged_only = truth.verdict == Outcome.NOT_VERIFIED and not any(
+        c.verdict in (Outcome.FAIL, Outcome.LACKS_POWER, Outcome.NOT_ASSESSED)
+        for c in truth.checks)
     return ClaimAudit(claim=claim.id, status=claim.status, sizes=sorted(data),
                       replicates=min(len(v) for v in data.values()), perturbation=eps,
                       truth=truth.verdict, truth_note="; ".join(dict.fromkeys(notes)),

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.running.defaults import DEFAULT_SEED
 
 __all__ = ["calibration_seeds", "ClaimCalibration", "calibrate"]
@@ -74,12 +75,12 @@ def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: st
             for res in verify(opts, store, executor=executor):
                 cal = out[res.claim]
                 cal.seeds += 1
-                if res.verdict == "fail":
+                if res.verdict == Outcome.FAIL:
                     cal.failed += 1
                     cal.failing_seeds.append(seed)
                     for c in res.failed:
                         cal.failing_checks[c.label] = cal.failing_checks.get(c.label, 0) + 1
-                elif res.verdict != "pass":
+                elif res.verdict != Outcome.PASS:
                     cal.not_verified += 1
                     for why in res.unverified:
                         name = why.split(" ", 1)[0]
