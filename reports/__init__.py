@@ -1,4 +1,4 @@
-"""Reports: LaTeX convergence tables and figures generated from stored results.
+"""Reports: LaTeX (and Markdown) convergence tables and figures generated from stored results.
 
 ``gapverify tables`` and ``gapverify report`` (:mod:`reports.cli`) read a judged run (a
 results JSON or the last run of a store) and recompute no sample:
@@ -13,6 +13,12 @@ results JSON or the last run of a store) and recompute no sample:
   the per-size table of each claim (:mod:`reports.claim_tables`), sharing the cells of
   :mod:`reports.table_cells` (jinja2 templates in ``reports/templates``,
   :mod:`reports.render`);
+* :mod:`reports.cells`: the cells every table is built of (text, identifier, math, number,
+  interval, verdict word, lines, footnote mark), built once from the run and printed by
+  each renderer (:meth:`~reports.cells.Cell.latex`, :meth:`~reports.cells.Cell.markdown`);
+  :mod:`reports.model_cell`: a check's finite-size model, decided once for the terminal
+  and the tables; :mod:`reports.markdown`: the same tables as GitHub pipe tables
+  (``gapverify tables --format markdown``, :func:`reports.tables.markdown_files`);
 * :mod:`reports.figures`: matplotlib figures of the stored spectra and of the rates;
 * :mod:`reports.document`: ``report.tex``, whether LaTeX is usable here
   (:func:`reports.document.latex_status`) and the compilation with pdflatex.
@@ -25,6 +31,7 @@ _EXPORTS = {
     "load_run": "gapverify.reports.results", "verdict_word": "gapverify.reports.results",
     "escape": "gapverify.reports.latex", "shorthand": "gapverify.reports.numbers",
     "table_files": "gapverify.reports.tables", "write_tables": "gapverify.reports.tables",
+    "markdown_files": "gapverify.reports.tables",
     "write_report": "gapverify.reports.document", "compile_pdf": "gapverify.reports.document",
 }
 __all__ = list(_EXPORTS)

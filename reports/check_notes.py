@@ -7,12 +7,13 @@ from typing import Any, Mapping
 from gapverify.reports.latex import PACKAGES_COMMENT, TeX, escape
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
+from gapverify.verification.judging.outcomes import Outcome
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.table_cells import (
     _case_math, _case_text, _tt, claim_blocks, paper_result, split_case,
 )
 
-__all__ = ["check_notes"]
+__all__ = ["check_notes", "note_items"]
 
 def _label_tex(check: Mapping[str, Any]) -> TeX:
     # "sr_X @ s2=0.5, depth=1" -> bold check name, then its case as math
@@ -40,7 +41,7 @@ def _check_notes(claim: Mapping[str, Any]) -> list[TeX]:
             notes.append(TeX(r"\textbf{" + escape(base) + "}" + (" (every case)" if cases else "")
                              + ": " + prose(check["rate_note"])))
     for check in claim["checks"]:
-        if check["verdict"] != "pass" or check["kind"] in ("exact", "matching"):
+        if check["verdict"] != Outcome.PASS or check["kind"] in ("exact", "matching"):
             reason, _, command = str(check.get("reason", "")).partition("; reproduce: ")
             text = (_label_tex(check) + " ("
                     + escape(verdict_word(str(check["verdict"]), str(check.get("status", ""))))
@@ -72,18 +73,27 @@ def _source_notes(claim: Mapping[str, Any]) -> list[TeX]:
     return out
 
 
-def check_notes(run: Mapping[str, Any]) -> str:
-    r"""The notes on the checks (LaTeX source, a ``description`` list): per claim, why each
-    rate was stated (the registry's note, once per check, with its math typeset) and the
-    verifier's reason for every case that did not pass or is exact; a run with peers'
-    results under two headings, the paper's claims, then the peers' results."""
+def note_items(run: Mapping[str, Any]) -> list[dict]:
+    """Per claim with notes: its ``claim`` id, its ``notes`` (LaTeX) and the ``block``
+    title it opens (the paper's claims, the peers' results; "" elsewhere)."""
     items = []
     for block in claim_blocks(run):
         first = True
         for claim in block.claims:
             notes = _source_notes(claim) + _check_notes(claim)
             if notes:
-                items.append({"claim": _tt(claim["claim"]), "notes": notes,
-                              "block": TeX(escape(block.title)) if first and block.title else ""})
+                items.append({"claim": str(claim["claim"]), "notes": notes,
+                              "block": block.title if first else ""})
                 first = False
+    return items
+
+
+def check_notes(run: Mapping[str, Any]) -> str:
+    r"""The notes on the checks (LaTeX source, a ``description`` list): per claim, why each
+    rate was stated (the registry's note, once per check, with its math typeset) and the
+    verifier's reason for every case that did not pass or is exact; a run with peers'
+    results under two headings, the paper's claims, then the peers' results."""
+    items = [{"claim": _tt(item["claim"]), "notes": item["notes"],
+              "block": TeX(escape(item["block"])) if item["block"] else ""}
+             for item in note_items(run)]
     return render("check_notes.tex", packages_comment=TeX(PACKAGES_COMMENT), items=items)

@@ -8,102 +8,130 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape, math_or_text
-from gapverify.reports.numbers import rate_fraction, rounded_like, s_number, significant, trim_zeros
+from gapverify.reports.cells import (
+    Cell, Code, Joined, Lines, Marked, Math, Number, Raw, RegistryMath, RegistryText, Text,
+    md_escape, s_cell,
+)
+from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape
+from gapverify.reports.model_cell import ModelKind, finite_size_model
+from gapverify.reports.numbers import concise, rate_fraction, rounded_like, significant, trim_zeros
 from gapverify.reports.render import render
 from gapverify.reports.results import registry_claim
 from gapverify.reports.table_cells import (
-    _case_math, _case_text, _finite, _percent, _quantity, _run_text, _s_column, _targets, _tt,
-    _varying, _verdict_short, common_parameters, parameters_math, split_case, two_lines,
+    ASSERTED, _finite, _quantity, _run_text, _s_column, _targets, _varying, _verdict_short,
+    case_cell, common_parameters, parameters_math, percent_cell, split_case,
 )
 
-__all__ = ["checks_table", "CHECK_ROWS", "FIRST_ROWS", "MAX_DECIMALS"]
+__all__ = ["checks_table", "check_groups", "model_cell", "CHECK_COLUMNS", "CHECK_ROWS",
+           "FIRST_ROWS", "MAX_DECIMALS"]
 
-def _model(check: Mapping[str, Any]) -> TeX:
-    # a check outside its domain keeps its own model here: the verdict column says
-    # "outside domain" (saying it twice made the standard run's tables 33 pt too wide)
-    if check.get("power_class") == "recorded" or check["verdict"] == "recorded":
-        return TeX("recorded")
-    if check["kind"] in ("exact", "matching") or check.get("power_class") == "exact":
-        return TeX("exact")
-    if check.get("models"):
-        from gapverify.verification.judging.verdict import family_label
-
-        label = escape(family_label(check["models"], bool(check.get("corrected"))))
-        words = label.split(" ", 1)
+def model_cell(check: Mapping[str, Any]) -> Cell:
+    """The finite-size model of a check (:func:`reports.model_cell.finite_size_model`, the
+    terminal's too) as a cell. A check outside its domain keeps its own model here: the
+    verdict column says "outside domain" (saying it twice made the standard run's tables
+    33 pt too wide)."""
+    model = finite_size_model(check)
+    if model.kind in (ModelKind.RECORDED, ModelKind.EXACT):
+        return Text(model.kind.value)
+    if model.kind is ModelKind.FAMILY:
+        words = escape(model.family).split(" ", 1)
         if len(words) == 2 and words[0].replace("'", "").isalpha() and words[1].isalpha():
             # "theory's mean" on two short lines (one line with a "reproduced" verdict took
             # the standard run's table 15 pt past the text width)
-            return TeX(two_lines(words[0], words[1]))
-        return TeX(label)
-    rr = check.get("rate_range")
-    if rr:
-        interval = f"$r\\in[{rate_fraction(rr[0])},{rate_fraction(rr[1])}]$"
+            return Lines(*map(Text, model.family.split(" ", 1)))
+        return Text(model.family)
+    if model.kind is ModelKind.RANGE:
+        interval = Math(f"r\\in[{rate_fraction(model.low)},{rate_fraction(model.high)}]")
         # the theory's finite-size term subtracted first (the Tracy-Widom offset of an edge)
-        return TeX(two_lines("corrected,", interval) if check.get("corrected") else interval)
-    if _finite(check.get("rate")):
-        return TeX(f"$T^{{-{rate_fraction(check['rate'])}}}$")
-    return TeX(DASH)
+        return Lines(Text("corrected,"), interval) if model.corrected else interval
+    if model.kind is ModelKind.RATE and _finite(model.rate):
+        return Math(f"T^{{-{rate_fraction(model.rate)}}}")
+    return Text(DASH)
 
 
-def _parameters_phrase(claim: Mapping[str, Any], varying: Sequence[str]) -> TeX:
+def _parameters_phrase(claim: Mapping[str, Any], varying: Sequence[str]) -> Cell:
     # the parameters every case shares, in the claim's heading ("; s^2 = 0.25, gamma = 0.5");
     # those that vary are in the Case column of each row
     common = {k: v for k, v in common_parameters(claim).items() if k not in varying}
     if not common:
-        return TeX("")
-    return TeX(", " + ("cases at " if varying else "") + parameters_math(common))
+        return Text("")
+    return Joined((Text(", " + ("cases at " if varying else "")),
+                   Raw(parameters_math(common), md_escape(parameters_math(common)))))
+
+
+def _value(check: Mapping[str, Any], last, exact: bool) -> tuple[Number, bool]:
+    # the mean at the largest size (the largest residual of an exact check, set unaligned),
+    # and whether it was rounded to MAX_DECIMALS
+    if last is None:
+        return Number(DASH), False
+    if exact:
+        return Number(significant(last["error"], 2), aligned=False), False
+    text = concise(last["mean"], last["se"])
+    if text == DASH:
+        return Number(DASH), False
+    m = re.fullmatch(r"(-?\d+)(?:\.(\d+))?(\([^)]*\))?", text)
+    if m and len(m.group(2) or "") > MAX_DECIMALS:
+        return Number(f"{last['mean']:.{MAX_DECIMALS}f}"), True
+    return Number(text), False
+
+
+def _predicted(check: Mapping[str, Any], last, exact: bool, capped: bool) -> Cell:
+    # the prediction, rounded like the measurement
+    if check["kind"] == "distance":
+        return Number("0")
+    if check["kind"] == "matching":
+        return Text("identity")
+    if exact or last is None:
+        text = trim_zeros(significant(check.get("predicted"), 6))
+        return Raw(DASH, DASH) if text == DASH else Number(text)  # a dash unbraced, as ever
+    if capped:
+        return Number(trim_zeros(f"{float(check['predicted']):.{MAX_DECIMALS}f}"))
+    return Number(trim_zeros(rounded_like(check.get("predicted"), last["se"])))
 
 
 def _check_row(claim: Mapping[str, Any], check: Mapping[str, Any],
-               varying: Sequence[str]) -> dict[str, TeX]:
+               varying: Sequence[str]) -> dict[str, Cell]:
+    """The cells of one check's row: quantity, case, model, value, predicted, beta, power
+    and verdict (a value rounded to :data:`MAX_DECIMALS` marks its quantity ``g``)."""
     base, _ = split_case(check["label"])
     measured = _quantity(str(claim["claim"]), str(check["label"]))
-    quantity = (_breakable(math_or_text(measured, math=True)) if measured is not None
-                else _tt(base))
+    quantity = RegistryMath(measured) if measured is not None else Code(base)
     rows = check.get("rows") or []
     last = rows[-1] if rows else None
-    model = _model(check)
-    exact = str(model) == "exact"
-    if last is None:
-        value = "{" + DASH + "}"
-    elif exact:  # the largest residual at the largest size, no error
-        value = "{" + r"\num{" + significant(last["error"], 2) + "}}"
-    else:
-        value = s_number(last["mean"], last["se"])
-    value, capped = _capped(value, last["mean"]) if last is not None and not exact else (value, False)
-    if check["kind"] == "distance":
-        predicted = "0"
-    elif check["kind"] == "matching":
-        predicted = "{identity}"
-    elif exact or last is None:
-        predicted = trim_zeros(significant(check.get("predicted"), 6))
-    else:
-        predicted = trim_zeros(rounded_like(check.get("predicted"), last["se"]))
-        if predicted == DASH:
-            predicted = "{" + DASH + "}"
-        elif capped:
-            predicted = trim_zeros(f"{float(check['predicted']):.{MAX_DECIMALS}f}")
-    beta = (s_number(check["beta"], check.get("beta_se")) if _finite(check.get("beta"))
-            and not exact else "{" + DASH + "}")
-    power = (_percent(check.get("power")) if check["verdict"] in ("pass", "lacks power", "fail")
-             else "{" + DASH + "}")
-    if capped:
-        quantity = TeX(quantity + r"\tnote{g}")
-    value, predicted, beta = (_unaligned_if_exponent(c) for c in (value, predicted, beta))
-    return {"quantity": quantity, "case": _case_text(_case_math(check, varying)), "model": model,
-            "value": TeX(value), "predicted": TeX(predicted), "beta": TeX(beta),
-            "power": TeX(power),
+    model = model_cell(check)
+    exact = model == Text("exact")
+    value, capped = _value(check, last, exact)
+    beta = (Number(concise(check["beta"], check.get("beta_se")))
+            if _finite(check.get("beta")) and not exact else Number(DASH))
+    power = percent_cell(check.get("power")) if check["verdict"] in ASSERTED else Number(DASH)
+    return {"quantity": Marked(quantity, "g") if capped else quantity,
+            "case": case_cell(check, varying), "model": model, "value": value,
+            "predicted": _predicted(check, last, exact, capped), "beta": beta, "power": power,
             "verdict": _verdict_short(str(check["verdict"]), str(check.get("status", "")))}
 
 
-def _unaligned_if_exponent(cell: str) -> str:
-    r"""A number in exponent form (``-9.9(97)e-6``, a correlation measured at ``1e-5``) as a
-    braced ``\num`` cell: set by siunitx but not aligned, so one such cell does not give
-    the whole column an exponent field (which widened the table past the page)."""
-    if cell.startswith("{") or not re.search(r"[\d)]e[-+]?\d", cell):
-        return cell
-    return "{" + r"\num{" + cell + "}}"
+#: Columns of the per-check table: key, LaTeX head (with its note mark), Markdown head.
+CHECK_COLUMNS = (
+    ("quantity", "Quantity", "Quantity"), ("case", "Case", "Case"),
+    ("model", r"Model\tnote{d}", "Model"), ("value", r"{Value\tnote{a}}", "Value"),
+    ("predicted", r"{Prediction\tnote{b}}", "Prediction"),
+    ("beta", r"{$\hat\beta$\tnote{c}}", "$\\hat\\beta$"),
+    ("power", r"{Power\tnote{e}}", "Power (%)"), ("verdict", r"Verdict\tnote{f}", "Verdict"),
+)
+
+
+def _quantity_latex(cell: Cell) -> TeX:
+    # a registry quantity may break after a '/' (_breakable), its mark after it
+    if isinstance(cell, Marked):
+        return TeX(_quantity_latex(cell.cell) + r"\tnote{" + cell.mark + "}")
+    return _breakable(cell.latex()) if isinstance(cell, RegistryMath) else cell.latex()
+
+
+def _latex_row(row: Mapping[str, Cell]) -> dict[str, TeX]:
+    # a row's cells as LaTeX; numbers in S columns, those in exponent form unaligned
+    out = {k: row[k].latex() for k in ("case", "model", "verdict")}
+    out.update({k: s_cell(row[k], unalign_exponent=True) for k in ("value", "predicted", "beta")})
+    return {**out, "quantity": _quantity_latex(row["quantity"]), "power": s_cell(row["power"])}
 
 
 #: Decimals of a value in the per-check table: a value measured more precisely (a limit
@@ -119,13 +147,6 @@ def _breakable(math: str) -> TeX:
         depth += {"{": 1, "}": -1}.get(ch, 0)
         out.append(ch + (r"\allowbreak " if ch == "/" and depth == 0 else ""))
     return TeX("".join(out))
-
-
-def _capped(text: str, value: float) -> tuple[str, bool]:
-    m = re.fullmatch(r"(-?\d+)(?:\.(\d+))?(\([^)]*\))?", text)
-    if m and len(m.group(2) or "") > MAX_DECIMALS:
-        return f"{value:.{MAX_DECIMALS}f}", True
-    return text, False
 
 
 #: Widths of the two text columns of the per-check table (the rest take their natural
@@ -255,22 +276,35 @@ def _pack(groups: Sequence[Mapping[str, Any]], first: int = FIRST_ROWS,
     return parts
 
 
-def _groups(claims: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """Per claim, its heading (id, status, largest size, replicates, shared parameters,
-    title) and the rows of its checks."""
+def _heading(claim: Mapping[str, Any], varying: Sequence[str]) -> Cell:
+    # a claim's heading: id, status, largest size, replicates, shared parameters, title
+    sizes = claim.get("sizes") or []
+    reg = registry_claim(str(claim["claim"]))
+    parts = [Code(claim["claim"]), Text(" [" + str(claim["status"]) + "]")]
+    if sizes:
+        parts += [Text(", "), Math(f"T\\le{max(sizes)}")]
+    parts += [Text(", " + str(claim.get("replicates", "?")) + " replicates"),
+              _parameters_phrase(claim, varying)]
+    if reg is not None:
+        parts += [Text(": "), RegistryText(reg.title)]
+    return Joined(tuple(parts))
+
+
+def check_groups(claims: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Per claim, its ``heading`` (id, status, largest size, replicates, shared
+    parameters, title) and the ``rows`` of its checks (:func:`_check_row`), as cells."""
     groups = []
     for claim in claims:
         varying = _varying(claim)
-        sizes = claim.get("sizes") or []
-        reg = registry_claim(str(claim["claim"]))
-        heading = (_tt(claim["claim"]) + " [" + escape(claim["status"]) + "]"
-                   + (f", $T\\le{max(sizes)}$" if sizes else "")
-                   + ", " + escape(claim.get("replicates", "?")) + " replicates"
-                   + _parameters_phrase(claim, varying)
-                   + (": " + math_or_text(reg.title) if reg is not None else ""))
         rows = [_check_row(claim, c, varying) for c in claim["checks"]]
-        groups.append({"heading": TeX(heading), "rows": rows})
+        groups.append({"heading": _heading(claim, varying), "rows": rows})
     return groups
+
+
+def _groups(claims: Sequence[Mapping[str, Any]]) -> list[dict]:
+    # the groups of check_groups as LaTeX
+    return [{"heading": g["heading"].latex(), "rows": [_latex_row(r) for r in g["rows"]]}
+            for g in check_groups(claims)]
 
 
 def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | None = None,
@@ -345,5 +379,7 @@ def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | N
     has_case = any(str(r["case"]) for r in all_rows)
     return render("checks_table.tex", packages_comment=TeX(PACKAGES_COMMENT), parts=rendered,
                   has_case=has_case, ncols=TeX(str(8 if has_case else 7)),
+                  header=TeX(" & ".join(head for key, head, _ in CHECK_COLUMNS
+                                        if key != "case" or has_case)),
                   notes=notes, quantity_width=TeX(QUANTITY_WIDTH), case_width=TeX(CASE_WIDTH),
                   **{f"{k}_col": v for k, v in cols.items()})

@@ -47,6 +47,7 @@ from gapverify.reports.numbers import rate_fraction, significant
 from gapverify.reports.prose import prose
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.table_cells import _registry_check, _slug, split_case
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["claim_figures", "asserted_panels", "paper_result", "PANELS", "figure_name",
            "judged_means", "limit_interval"]
@@ -337,7 +338,7 @@ def claim_figures(run: Mapping[str, Any]):
                 case = _case_words(check, varying)
                 title = textwrap.fill(base, 30) + (f"\n{case}" if case else "") + f"\n{word}"
                 ax.set_title(title, fontsize=8.5,
-                             color="black" if check["verdict"] == "pass" else "#B00020")
+                             color="black" if check["verdict"] == Outcome.PASS else "#B00020")
             for ax in axes[len(chunk):]:
                 ax.set_visible(False)
             fig.suptitle(_title(claim, part, parts, width), fontsize=9.5)

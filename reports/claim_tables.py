@@ -11,19 +11,22 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from gapverify.reports.check_notes import _check_notes
+from gapverify.reports.cells import (
+    Bold, Cell, Interval, Joined, Math, Number, Raw, RegistryMath, Text, s_cell,
+)
 from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape, math_or_text
 from gapverify.reports.numbers import (
-    interval, num, num_shorthand, rate_fraction, rounded_like, significant, table_format,
-    trim_zeros,
+    rate_fraction, rounded_like, shorthand, significant, table_format, trim_zeros,
 )
 from gapverify.reports.render import render
+from gapverify.verification.judging.outcomes import Outcome
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.table_cells import (
-    _case_math, _case_text, _finite, _parameters_text, _quantity, _registry_check, _run_text,
-    _slug, _tt, split_case,
+    _finite, _parameters_text, _quantity, _registry_check, _run_text, _slug, _tt, case_cell,
+    split_case,
 )
 
-__all__ = ["claim_table", "MAX_ROWS", "MAX_LINES"]
+__all__ = ["claim_table", "claim_checks", "SIZE_COLUMNS", "MAX_ROWS", "MAX_LINES"]
 
 #: Body rows of one table float; a claim with more is split into parts (a float taller
 #: than a page cannot be placed).
@@ -39,139 +42,152 @@ _KIND_TEXT = {
 }
 
 
-def _rate_text(check: Mapping[str, Any], rate_status: str) -> TeX:
+def _rate_text(check: Mapping[str, Any], rate_status: str) -> Cell:
     rate = check.get("rate")
     if check["kind"] in ("exact", "matching"):
-        return TeX("round-off tolerance")
+        return Text("round-off tolerance")
     models = check.get("models")
     if models and check.get("corrected"):
-        return TeX("the theory's finite-size mean subtracted, sizes pooled")
+        return Text("the theory's finite-size mean subtracted, sizes pooled")
     if models:  # the models themselves on lines of their own (_heading)
-        return TeX(f"{len(models)} finite-size models, the union of their intervals:"
-                   if len(models) > 1 else "finite-size model:")
+        return Text(f"{len(models)} finite-size models, the union of their intervals:"
+                    if len(models) > 1 else "finite-size model:")
     rr = check.get("rate_range")
     if rr:
-        return TeX(f"finite-size model $L + c\\,T^{{-r}}$, $r$ estimated in "
-                   f"$[{rate_fraction(rr[0])}, {rate_fraction(rr[1])}]$")
+        return Joined((Text("finite-size model "), Math(r"L + c\,T^{-r}"), Text(", "),
+                       Math("r"), Text(" estimated in "),
+                       Math(f"[{rate_fraction(rr[0])}, {rate_fraction(rr[1])}]")))
     if not _finite(rate):
-        return TeX("recorded, not asserted")
-    origin = f" ({escape(rate_status)} rate)" if rate_status else ""
-    return TeX(f"stated rate $T^{{-{rate_fraction(rate)}}}${origin}")
+        return Text("recorded, not asserted")
+    origin = Text(f" ({rate_status} rate)" if rate_status else "")
+    return Joined((Text("stated rate "), Math(f"T^{{-{rate_fraction(rate)}}}"), origin))
 
 
-def _heading(claim_id: str, check: Mapping[str, Any]) -> list[TeX]:
+def _heading(claim_id: str, check: Mapping[str, Any]) -> list[Cell]:
+    """A check's heading lines: its name, quantity and status; its case, kind and model;
+    then a model family's members one a line (on one line, causal.cesaro's three made the
+    standard run's table 262 pt wider than the page)."""
     reg_check, _ = _registry_check(claim_id, str(check["label"]), check)
     base, case = split_case(str(check["label"]))
-    first = r"\textbf{" + escape(base) + "}"
+    first = [Bold(Text(base))]
     if (quantity := _quantity(claim_id, str(check["label"]))) is not None:
-        first += r"\quad " + math_or_text(quantity, math=True)
-    first += r"\quad [" + escape(check.get("status", "?")) + "]"
+        first += [SPACE, RegistryMath(quantity)]
+    first += [SPACE, Text("[" + str(check.get("status", "?")) + "]")]
     kind = check["kind"]
-    second = escape(_KIND_TEXT.get(kind, kind))
+    second = [Text(_KIND_TEXT.get(kind, kind))]
     if case:  # the case on the second line: a label with its case is too long for one
         keys = [kv.split("=")[0].strip() for kv in case.split(",")]
-        shown = _case_text(_case_math(check, keys)) if check.get("case") else ""
-        shown = shown or escape(case)
-        second = TeX("case " + shown + "; " + second)
+        shown = case_cell(check, keys) if check.get("case") else Text("")
+        second = [Text("case "), shown or Text(case), Text("; ")] + second
     if kind == "distance" and _finite(check.get("predicted")):
-        second += TeX(r" (scale \num{" + significant(check["predicted"], 6) + "})")
-    second += "; " + _rate_text(check, getattr(reg_check, "rate_status", ""))
-    # a model family's members one a line (on one line, causal.cesaro's three made the
-    # standard run's table 262 pt wider than the page)
+        second += [Text(" (scale "), Number(significant(check["predicted"], 6)), Text(")")]
+    second += [Text("; "), _rate_text(check, getattr(reg_check, "rate_status", ""))]
     models = [] if check.get("corrected") else list(check.get("models") or [])
-    return ([TeX(first), TeX(r"\footnotesize\itshape " + second)]
-            + [TeX(r"\footnotesize\quad " + escape(m)) for m in models])
+    return [Joined(tuple(first)), Joined(tuple(second))] + [Text(m) for m in models]
 
 
-def _predicted_text(check: Mapping[str, Any], finest: float | None) -> TeX:
+#: The space between the pieces of a check's first heading line.
+SPACE = Raw(r"\quad ", " ")
+
+
+def _predicted_text(check: Mapping[str, Any], finest: float | None) -> Number:
     # the prediction at the precision of the check's best measurement, trailing zeros
     # dropped: an exact value (1, 2) does not pretend to a precision (1.0000000)
     if check["kind"] == "distance":
-        return num("0")
-    return num(trim_zeros(rounded_like(check.get("predicted"), finest)))
+        return Number("0")
+    return Number(trim_zeros(rounded_like(check.get("predicted"), finest)))
 
 
-def _rows(check: Mapping[str, Any], q: float) -> list[dict[str, TeX]]:
+def _interval(centre, half_width, se) -> Cell:
+    # centre -+ half_width, both ends rounded like the centre's concise form
+    if not (_finite(centre) and _finite(half_width)):
+        return Number(DASH)
+    return Interval(rounded_like(centre - half_width, se), rounded_like(centre + half_width, se))
+
+
+def _size_row(check: Mapping[str, Any], r: Mapping[str, Any], q: float, finest) -> dict:
+    # the cells of one size
+    if check["kind"] in ("exact", "matching"):
+        return {"T": Number(str(int(r["T"]))), "measured": Number(DASH),
+                "interval": Number(DASH),
+                "predicted": (Number(significant(check.get("predicted"), 6))
+                              if check["kind"] == "exact" else Text("identity")),
+                "error": Number(significant(r.get("error"), 2)), "space": False}
+    return {"T": Number(str(int(r["T"]))), "measured": Number(shorthand(r["mean"], r["se"])),
+            "interval": (_interval(r["mean"], q * r["se"], r["se"]) if q > 0 and _finite(r["se"])
+                         else Number(DASH)),
+            "predicted": _predicted_text(check, finest),
+            "error": Number(shorthand(r["error"], r["error_se"])), "space": False}
+
+
+def _limit_row(check: Mapping[str, Any], q: float, finest) -> dict | None:
+    # T -> oo: the limit extrapolated (with a rate range, its profile-likelihood interval)
+    lim, lim_se = check.get("limit_hat"), check.get("limit_se")
+    if not _finite(lim):
+        return None
+    band = check.get("limit_interval")
+    target = check.get("predicted") if band or check["kind"] != "distance" else 0.0
+    if band:
+        inter = Interval(significant(band[0], 4), significant(band[1], 4))
+    else:
+        inter = (_interval(lim, q * lim_se, lim_se) if q > 0 and _finite(lim_se)
+                 else Number(DASH))
+    return {"T": Math(r"T\to\infty"), "measured": Number(shorthand(lim, lim_se)),
+            "interval": inter, "predicted": _predicted_text(check, finest),
+            "error": (Number(shorthand(abs(lim - target), lim_se)) if _finite(target)
+                      else Number(DASH)), "space": True}
+
+
+def _rows(check: Mapping[str, Any], q: float) -> list[dict[str, Cell]]:
     """One row per size, then (for a rated check) the fit rows: ``T -> oo`` (the limit
     extrapolated at the stated rate) and ``beta`` (the fitted exponent of the error against
     the stated rate), in the same columns."""
     rows = check.get("rows") or []
-    kind = check["kind"]
     ses = [r["se"] for r in rows if _finite(r.get("se")) and r["se"] > 0]
     finest = min(ses) if ses else None
-    out = []
-    for i, r in enumerate(rows):
-        if kind in ("exact", "matching"):
-            measured = inter = TeX(DASH)
-            predicted = (num(significant(check.get("predicted"), 6)) if kind == "exact"
-                         else TeX("identity"))
-            error = num(significant(r.get("error"), 2))  # max residual over the replicates
-        else:
-            measured = num_shorthand(r["mean"], r["se"])
-            inter = (interval(r["mean"], q * r["se"], r["se"]) if q > 0 and _finite(r["se"])
-                     else TeX(DASH))
-            predicted = _predicted_text(check, finest)
-            error = num_shorthand(r["error"], r["error_se"])
-        out.append({"T": TeX(str(int(r["T"]))), "measured": measured, "interval": inter,
-                    "predicted": predicted if i == 0 else TeX(""), "error": error,
-                    "space": False})
-    lim, lim_se = check.get("limit_hat"), check.get("limit_se")
-    band = check.get("limit_interval")
-    if band and _finite(lim):
-        # rate range: the profile-likelihood interval of the limit
-        target = check.get("predicted")
-        out.append({
-            "T": TeX(r"$T\to\infty$"), "measured": num_shorthand(lim, lim_se),
-            "interval": TeX(r"[\num{" + significant(band[0], 4) + r"}, \num{"
-                            + significant(band[1], 4) + "}]"),
-            "predicted": _predicted_text(check, finest),
-            "error": (num_shorthand(abs(lim - target), lim_se) if _finite(target) else TeX(DASH)),
-            "space": True})
-        return out
-    if _finite(lim):
-        target = 0.0 if kind == "distance" else check.get("predicted")
-        out.append({
-            "T": TeX(r"$T\to\infty$"), "measured": num_shorthand(lim, lim_se),
-            "interval": (interval(lim, q * lim_se, lim_se) if q > 0 and _finite(lim_se)
-                         else TeX(DASH)),
-            "predicted": _predicted_text(check, finest),
-            "error": (num_shorthand(abs(lim - target), lim_se) if _finite(target)
-                      else TeX(DASH)),
-            "space": True})
+    out = [_size_row(check, r, q, finest) for r in rows]
+    for row in out[1:]:
+        row["predicted"] = Text("")
+    limit = _limit_row(check, q, finest)
+    if limit is not None:
+        out.append(limit)
+        if check.get("limit_interval"):
+            return out
     beta, beta_se = check.get("beta"), check.get("beta_se")
     if _finite(beta):
         out.append({
-            "T": TeX(r"$\hat\beta$"), "measured": num_shorthand(beta, beta_se),
-            "interval": (interval(beta, q * beta_se, beta_se) if q > 0 and _finite(beta_se)
-                         else TeX(DASH)),
-            "predicted": TeX(f"$\\alpha = {rate_fraction(check.get('rate'))}$"),
-            "error": TeX(""), "space": not _finite(lim)})
+            "T": Math(r"\hat\beta"), "measured": Number(shorthand(beta, beta_se)),
+            "interval": (_interval(beta, q * beta_se, beta_se) if q > 0 and _finite(beta_se)
+                         else Number(DASH)),
+            "predicted": Math(f"\\alpha = {rate_fraction(check.get('rate'))}"),
+            "error": Text(""), "space": limit is None})
     return out
 
 
-def _footer(claim: Mapping[str, Any], check: Mapping[str, Any], q: float) -> list[TeX]:
+def _footer(claim: Mapping[str, Any], check: Mapping[str, Any], q: float) -> list[Cell]:
     word = verdict_word(str(check["verdict"]), str(check.get("status", "")))
-    text = r"verdict: \textbf{" + escape(word) + "}"
+    parts = [Text("verdict: "), Bold(Text(word))]
     if check.get("failing_size") is not None:
-        text += f" (first failing size $T = {int(check['failing_size'])}$)"
-    text += "; " + _power_text(check)
-    return [TeX(text)]
+        parts += [Text(" (first failing size "), Math(f"T = {int(check['failing_size'])}"),
+                  Text(")")]
+    return [Joined(tuple(parts + [Text("; "), _power_text(check)]))]
 
 
-def _power_text(check: Mapping[str, Any]) -> TeX:
+def _power_text(check: Mapping[str, Any]) -> Cell:
     """``power: rejects +-x% (target y%)``: the smallest relative error of the prediction
     that the same samples reject on both sides."""
     power, target = check.get("power"), check.get("power_target")
     cls = check.get("power_class") or ""
     if power == "inf" or (isinstance(power, float) and math.isinf(power)):
-        text = "power: none (a 100\\% error passes)"
+        parts = [Text("power: none (a 100% error passes)")]
     elif _finite(power):
-        text = r"power: rejects $\pm$\num{" + significant(100 * power, 2) + r"}\%"
+        parts = [Text("power: rejects "), Math(r"\pm"), Number(significant(100 * power, 2)),
+                 Text("%")]
     else:
-        return TeX(escape(cls) if cls else "power: not measured")
+        return Text(cls if cls else "power: not measured")
     if _finite(target):
-        text += r" (target \num{" + significant(100 * target, 2) + r"}\%)"
-    return TeX(text + (f", {escape(cls)}" if cls else ""))
+        parts += [Text(" (target "), Number(significant(100 * target, 2)), Text("%)")]
+    return Joined(tuple(parts + ([Text(f", {cls}")] if cls else [])))
 
 
 def _cases_text(claim: Mapping[str, Any]) -> TeX:
@@ -252,7 +268,7 @@ def _caption(run: Mapping[str, Any], claim: Mapping[str, Any], part: int, parts:
 def _note_lines(check: Mapping[str, Any]) -> float:
     # printed lines of a check's notes (about 110 characters a line in \footnotesize)
     texts = [check.get("rate_note") or ""]
-    if check["verdict"] != "pass" or check["kind"] in ("exact", "matching"):
+    if check["verdict"] != Outcome.PASS or check["kind"] in ("exact", "matching"):
         texts.append(check.get("reason") or "")
     return sum(math.ceil(len(t) / 110) for t in texts if t)
 
@@ -283,29 +299,38 @@ def _font_size(groups: Sequence[dict]) -> TeX:
     return TeX(r"\footnotesize" if sum(width.values()) > 78 else r"\small")
 
 
-#: Columns of the per-size table that are siunitx S columns.
+#: Columns of the per-size table: key, LaTeX head (with its note mark), Markdown head;
+#: and those that are siunitx S columns.
+SIZE_COLUMNS = (
+    ("T", r"{$T$\tnote{d}}", "$T$"), ("measured", r"{measured\tnote{a}}", "measured"),
+    ("interval", r"interval\tnote{b}", "interval"), ("predicted", r"{predicted}", "predicted"),
+    ("error", r"{$|\text{error}|$\tnote{c}}", "$\\vert\\text{error}\\vert$"),
+)
 _S_KEYS = ("T", "measured", "predicted", "error")
 
 
-def _s_cell(cell: str) -> TeX:
-    # a cell of an S column: "\num{0.0490(12)}" -> "0.0490(12)" (an error with a decimal
-    # point, "123.4(5.6)", -> "123.4(56)"); text (a dash, $T\to\infty$) is braced, so
-    # siunitx sets it as it is
-    cell = str(cell)
-    m = re.fullmatch(r"\\num\{([^{}]*)\}", cell)
-    if m:
-        n = re.fullmatch(r"(.*)\(([\d.]+)\)(.*)", m.group(1))
-        if n and "." in n.group(2):
-            return TeX(n.group(1) + "(" + n.group(2).replace(".", "").lstrip("0") + ")" + n.group(3))
-        return TeX(m.group(1))
-    if re.fullmatch(r"\d+", cell):
-        return TeX(cell)
-    return TeX("{" + cell + "}") if cell else TeX("")
+def _latex_check(check: Mapping[str, Any]) -> dict:
+    # a check's heading lines, rows (S columns as siunitx reads them) and footer as LaTeX
+    heading = [line.latex() for line in check["heading"]]
+    heading[1:2] = [TeX(r"\footnotesize\itshape " + line) for line in heading[1:2]]
+    heading[2:] = [TeX(r"\footnotesize\quad " + line) for line in heading[2:]]
+    rows = [{**{k: s_cell(c) if k in _S_KEYS else c.latex() for k, c in row.items()
+                if k != "space"}, "space": row["space"]} for row in check["rows"]]
+    return {**check, "heading": heading, "rows": rows,
+            "footer": [line.latex() for line in check["footer"]]}
 
 
 def _formats(groups: Sequence[dict]) -> dict[str, TeX]:
     return {k: TeX("S[table-format=" + table_format(
         [row[k] for check in groups for row in check["rows"]]) + "]") for k in _S_KEYS}
+
+
+def claim_checks(claim: Mapping[str, Any]) -> list[dict]:
+    """Per check of ``claim``: its ``heading`` lines, its ``rows`` (one per size, then the
+    fit's), its ``footer`` (the verdict and the power), as cells, and its ``source``."""
+    q = float(claim.get("q") or 0.0)
+    return [{"source": c, "heading": _heading(str(claim["claim"]), c), "rows": _rows(c, q),
+             "footer": _footer(claim, c, q)} for c in claim["checks"]]
 
 
 def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | None = None) -> str:
@@ -314,20 +339,19 @@ def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | No
     ``name`` (the file name, for the ``\\label``) defaults to the claim's slug.
     """
     q = float(claim.get("q") or 0.0)
-    checks = [{"source": c, "heading": _heading(str(claim["claim"]), c), "rows": _rows(c, q),
-               "footer": _footer(claim, c, q)} for c in claim["checks"]]
-    general_lines = sum(math.ceil(len(str(n["text"])) / 110) for n in _claim_notes(run, claim, q))
+    checks = claim_checks(claim)
+    general = _claim_notes(run, claim, q)
+    general_lines = sum(math.ceil(len(str(n["text"])) / 110) for n in general)
     groups = _split(checks, min(MAX_ROWS, MAX_LINES - general_lines))
     label = "tab:gapverify:" + (Path(name).stem if name else "claim-" + _slug(str(claim["claim"])))
-    general = _claim_notes(run, claim, q)
-    for g in groups:
-        for check in g:
-            check["rows"] = [{**row, **{k: _s_cell(row[k]) for k in _S_KEYS}} for row in check["rows"]]
     parts = [{"caption": _caption(run, claim, i + 1, len(groups)),
-              "label": TeX(label + (f":{i + 1}" if i else "")), "checks": g,
-              "size": _font_size(g), "formats": _formats(g),
+              "label": TeX(label + (f":{i + 1}" if i else "")),
+              "checks": [_latex_check(c) for c in g],
               "notes": general + [{"mark": "", "text": t} for t in
                                   _check_notes({"checks": [c["source"] for c in g]})]}
              for i, g in enumerate(groups)]
+    for part in parts:  # the font and the columns' formats from the cells as LaTeX sets them
+        part["size"], part["formats"] = _font_size(part["checks"]), _formats(part["checks"])
     return render("claim_table.tex", packages_comment=TeX(PACKAGES_COMMENT),
-                  claim_id=str(claim["claim"]), parts=parts)
+                  claim_id=str(claim["claim"]), parts=parts,
+                  header=TeX(" & ".join(head for _, head, _ in SIZE_COLUMNS)))

@@ -44,7 +44,7 @@ from gapverify.reports.latex import TeX, escape
 from gapverify.reports.numbers import shorthand
 from gapverify.reports.overview_figure import overview_figures
 from gapverify.reports.results import load_measurements
-from gapverify.reports.table_cells import split_case
+from gapverify.reports.table_cells import ASSERTED, split_case
 
 __all__ = ["Drawn", "singular_values_figure", "eigenvalues_figure", "stable_rank_figure",
            "draw_all", "save", "STYLE"]
@@ -246,7 +246,7 @@ def _sr_series(claim: Mapping[str, Any]) -> list[tuple]:
     series, seen = [], set()
     for check in claim["checks"]:
         rows = check.get("rows") or []
-        if check["kind"] != "limit" or not rows or check["verdict"] not in ("pass", "fail", "lacks power"):
+        if check["kind"] != "limit" or not rows or check["verdict"] not in ASSERTED:
             continue
         label, case = split_case(check["label"])
         fixed = label.endswith("_over_T")

@@ -31,7 +31,8 @@ from uncertainties import ufloat
 from gapverify.reports.latex import DASH, TeX
 
 __all__ = ["UNCERTAINTY_DIGITS", "significant", "shorthand", "rounded_like", "trim_zeros",
-           "num", "num_shorthand", "interval", "rate_fraction", "s_number", "table_format"]
+           "num", "num_shorthand", "interval", "rate_fraction", "concise", "s_number",
+           "table_format"]
 
 #: Significant digits kept in a standard error (JCGM 100 7.2.6: "at most two").
 UNCERTAINTY_DIGITS = 2
@@ -122,6 +123,11 @@ def rate_fraction(rate: float | None) -> str:
     return significant(rate, 3)
 
 
+def concise(value: float, se: float | None = None) -> str:
+    """A table's number: :func:`shorthand` with its error, else 3 significant digits."""
+    return shorthand(value, se) if se is not None else significant(value, 3)
+
+
 _S_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:\((\d+)\))?(?:e(-?)(\d+))?")
 
 
@@ -130,7 +136,7 @@ def s_number(value: float, se: float | None = None) -> str:
     parentheses in units of the last digit, never with its own decimal point:
     ``123.4(5.6)`` -> ``123.4(56)``), or a braced ``{---}`` (text, not parsed) when the
     value is missing."""
-    text = shorthand(value, se) if se is not None else significant(value, 3)
+    text = concise(value, se)
     if text == DASH:
         return "{" + DASH + "}"
     m = re.fullmatch(r"(.*)\(([\d.]+)\)(.*)", text)

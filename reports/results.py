@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from gapverify.verification.judging.outcomes import (
-    CHECK_VERDICTS, CLAIM_VERDICTS, PASS_WORDS, check_word, claim_word,
+    CHECK_VERDICTS, CLAIM_VERDICTS, PASS_WORDS, Outcome, check_word, claim_word,
 )
 
 __all__ = [
@@ -61,11 +61,11 @@ def verdict_word(verdict: str, status: str, reason: str | None = None) -> str:
     ``verified`` only for ``theorem`` and ``derived``; an unknown status passes as
     ``passed (<status>)``, so that no new status can ever be shown as ``verified``.
     """
-    if verdict == "pass" and status not in PASS_WORDS:
+    if verdict == Outcome.PASS and status not in PASS_WORDS:
         return f"passed ({status})"
-    if verdict == "not verified" or (verdict == "not assessed" and reason):
-        return claim_word(verdict, status, reason or "lacks power")
-    if verdict == "flaky":
+    if verdict == Outcome.NOT_VERIFIED or (verdict == Outcome.NOT_ASSESSED and reason):
+        return claim_word(verdict, status, reason or Outcome.LACKS_POWER.value)
+    if verdict == Outcome.FLAKY:
         return claim_word(verdict, status)
     try:
         return check_word(verdict, status)
@@ -85,7 +85,7 @@ def claim_verdict_word(claim: Mapping[str, Any]) -> str:
     ``reason`` (results written before there was one: read from its ``unverified``
     lines, :func:`verification.judging.verdict.claim_reason`)."""
     verdict, reason = str(claim["verdict"]), claim.get("reason")
-    if reason is None and verdict in ("not verified", "not assessed"):
+    if reason is None and verdict in (Outcome.NOT_VERIFIED, Outcome.NOT_ASSESSED):
         from gapverify.verification.judging.verdict import claim_reason
 
         reason = claim_reason(verdict, claim.get("unverified") or [])

@@ -6,27 +6,28 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape
+from dataclasses import dataclass
+
+from gapverify.reports.cells import Cell, Code, Number, Raw, Text, Verdict, md_escape, s_cell
+from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX
 from gapverify.reports.numbers import significant
 from gapverify.reports.render import render
 from gapverify.reports.results import claim_verdict_word
 from gapverify.reports.table_cells import (
-    _STATUS_SHORT, _asserted, _finite, _percent, _run_text, _s_column, _targets, _tt,
-    _varying, claim_blocks, common_parameters, paper_result, paper_short, parameters_math,
-    two_lines,
+    _STATUS_SHORT, _asserted, _finite, _run_text, _s_column, _targets, _tt, _varying,
+    claim_blocks, common_parameters, paper_result, paper_short, parameters_math, percent_cell,
 )
+from gapverify.verification.judging.outcomes import Outcome
 
-__all__ = ["summary_table"]
+__all__ = ["summary_table", "summary_rows", "SUMMARY_COLUMNS", "ClaimCell"]
 
 
-def _claim_verdict(claim: Mapping[str, Any]) -> TeX:
+def _claim_verdict(claim: Mapping[str, Any]) -> Verdict:
     """The claim's word (outcomes.py, with its reason), bold when it failed; "not verified:
-    REASON" on two lines, to keep the table one column of a two-column paper wide."""
-    word = escape(claim_verdict_word(claim))
-    if ": " in word:
-        head, reason = word.split(": ", 1)
-        word = two_lines(head + ":", reason)
-    return TeX(r"\textbf{" + word + "}" if claim["verdict"] == "fail" else word)
+    REASON" on two lines in LaTeX, to keep the table one column of a two-column paper wide."""
+    return Verdict(claim_verdict_word(claim), failed=claim["verdict"] == Outcome.FAIL,
+                   split=": ")
+
 
 def _worst_power(claim: Mapping[str, Any]):
     powers = [c.get("power") for c in claim["checks"]
@@ -37,35 +38,54 @@ def _worst_power(claim: Mapping[str, Any]):
     return max(finite) if finite else None
 
 
-def _claim_cell(claim: Mapping[str, Any], shown: Mapping[str, Any], width: int) -> TeX:
-    # the claim id, then the paper's result it checks (short form) and the parameters
-    # other than the defaults (a claim's cases are in the per-check table), packed into lines no wider than the
-    # longest claim id of the table (``width`` typewriter glyphs), so that the column
-    # stays as narrow as that id (a column of its own made the summary 21 pt wider than a
-    # two-column paper's \columnwidth) and a short id keeps one line
-    pieces = [(escape(paper_short(paper_result(str(claim["claim"])))),
-               len(paper_short(paper_result(str(claim["claim"])))))]
-    for k, v in sorted(shown.items()):
-        cell = parameters_math({k: v})
-        pieces.append((cell, len(k) + 2 + len(significant(float(v), 3))))
-    lines, line, used = [], [str(_tt(claim["claim"]))], len(str(claim["claim"]))
-    for text, glyphs in pieces:
-        # a roman glyph of \scriptsize is about 0.85 of a typewriter one
-        need = int(0.85 * glyphs + 1.5)
-        if used + need > width - 1 and line:
-            lines.append(line)
-            line, used = [], 0
-        line.append(str(text))
-        used += need
-    lines.append(line)
-    texts = [(parts[0] + (" " + "; ".join(parts[1:]) if parts[1:] else "")) if i == 0
-             else "; ".join(parts) for i, parts in enumerate(lines)]
-    if len(texts) == 1:
-        return TeX(texts[0])
-    return TeX(r"\begin{tabular}[t]{@{}l@{}}" + r"\\".join(texts) + r"\end{tabular}")
+@dataclass(frozen=True)
+class ClaimCell(Cell):
+    """The first cell of a claim's row: its id, the paper's result it checks (short form)
+    and its parameters other than the defaults (a claim's cases are in the per-check
+    table). In LaTeX packed into lines no wider than the longest claim id of the table
+    (``width`` typewriter glyphs), so that the column stays as narrow as that id (a column
+    of its own made the summary 21 pt wider than a two-column paper's \\columnwidth) and a
+    short id keeps one line."""
+
+    claim_id: str
+    paper: str
+    parameters: tuple
+    width: int
+
+    def _pieces(self) -> list[tuple[Cell, int]]:
+        pieces = [(Text(self.paper), len(self.paper))]
+        for k, v in self.parameters:
+            pieces.append((Raw(parameters_math({k: v})), len(k) + 2 + len(significant(float(v), 3))))
+        return pieces
+
+    def latex(self) -> TeX:
+        lines, line, used = [], [str(Code(self.claim_id).latex())], len(self.claim_id)
+        for cell, glyphs in self._pieces():
+            # a roman glyph of \scriptsize is about 0.85 of a typewriter one
+            need = int(0.85 * glyphs + 1.5)
+            if used + need > self.width - 1 and line:
+                lines.append(line)
+                line, used = [], 0
+            line.append(str(cell.latex()))
+            used += need
+        lines.append(line)
+        texts = [(parts[0] + (" " + "; ".join(parts[1:]) if parts[1:] else "")) if i == 0
+                 else "; ".join(parts) for i, parts in enumerate(lines)]
+        if len(texts) == 1:
+            return TeX(texts[0])
+        return TeX(r"\begin{tabular}[t]{@{}l@{}}" + r"\\".join(texts) + r"\end{tabular}")
+
+    def markdown(self) -> str:
+        return (Code(self.claim_id).markdown() + " "
+                + "; ".join(_markdown_piece(c) for c, _ in self._pieces()))
 
 
-def _claim_row(claim: Mapping[str, Any], width: int) -> dict[str, TeX]:
+def _markdown_piece(cell: Cell) -> str:
+    # a parameter's math ("$s^{2}=0.25$") as it is: GitHub typesets $...$
+    return md_escape(cell.tex) if isinstance(cell, Raw) else cell.markdown()
+
+
+def _claim_row(claim: Mapping[str, Any], width: int) -> dict[str, Cell]:
     # the cells of one claim's row
     summary = claim.get("power_summary") or ""
     m = re.match(r"(\d+) of (\d+)", summary)
@@ -73,16 +93,50 @@ def _claim_row(claim: Mapping[str, Any], width: int) -> dict[str, TeX]:
         checks = f"{m.group(1)}/{m.group(2)}"
     else:
         asserted = [c for c in claim["checks"] if _asserted(c)]
-        checks = f"{sum(c['verdict'] == 'pass' for c in asserted)}/{len(asserted)}"
+        checks = f"{sum(c['verdict'] == Outcome.PASS for c in asserted)}/{len(asserted)}"
     sizes = claim.get("sizes") or []
     varying = _varying(claim)
     shown = {k: v for k, v in common_parameters(claim).items() if k not in varying
              and not _is_default(k, v)}
-    return {"claim": _claim_cell(claim, shown, width),
-            "status": TeX(_STATUS_SHORT.get(str(claim["status"]), escape(claim["status"]))),
-            "T": TeX(str(max(sizes)) if sizes else "{" + DASH + "}"),
-            "checks": TeX(checks), "power": TeX(_percent(_worst_power(claim))),
+    paper = paper_short(paper_result(str(claim["claim"])))
+    return {"claim": ClaimCell(str(claim["claim"]), paper, tuple(sorted(shown.items())), width),
+            "status": Text(_STATUS_SHORT.get(str(claim["status"]), str(claim["status"]))),
+            "T": Number(str(max(sizes)) if sizes else DASH),
+            "checks": Text(checks), "power": percent_cell(_worst_power(claim)),
             "verdict": _claim_verdict(claim)}
+
+
+def summary_rows(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The summary's rows, one per claim in the run's order (:func:`_claim_row`: cells
+    ``claim``, ``status``, ``T``, ``checks``, ``power``, ``verdict``); a run with peers'
+    results has two blocks, each opened by a row ``{"heading": Text, "rule": bool}``
+    (:func:`reports.table_cells.claim_blocks`)."""
+    rows: list[dict[str, Any]] = []
+    width = max([len(str(c["claim"])) for c in run["claims"]] + [24])
+    for k, block in enumerate(claim_blocks(run)):
+        if block.title:  # a run with peers' results: the paper's claims, then the peers'
+            rows.append({"heading": Text(block.title), "rule": k > 0})
+        rows += [_claim_row(claim, width) for claim in block.claims]
+    return rows
+
+
+#: The summary's columns: key, LaTeX head (with its note mark) and Markdown head.
+SUMMARY_COLUMNS = (
+    ("claim", r"Claim; paper\tnote{p}; parameters\tnote{e}", "Claim; paper; parameters"),
+    ("status", r"St.\tnote{a}", "St."),
+    ("T", r"{$T_{\max}$}", r"$T_{\max}$"),
+    ("checks", r"Pred.\tnote{b}", "Pred."),
+    ("power", r"{Power\tnote{c}}", "Power (%)"),
+    ("verdict", r"Verdict\tnote{d}", "Verdict"),
+)
+_S_KEYS = ("T", "power")
+
+
+def _latex_row(row: Mapping[str, Any]) -> dict[str, TeX]:
+    # a row's cells as LaTeX, those of the S columns as siunitx reads them
+    if "heading" in row:
+        return {"heading": row["heading"].latex(), "rule": row["rule"]}
+    return {k: s_cell(c) if k in _S_KEYS else c.latex() for k, c in row.items()}
 
 
 def _is_default(name: str, value) -> bool:
@@ -108,12 +162,7 @@ def summary_table(run: Mapping[str, Any]) -> str:
     (``\scriptsize``, siunitx ``S`` columns without digit grouping). A run with peers'
     results has two blocks, each under its title (:func:`reports.table_cells.claim_blocks`):
     the paper's claims (and this suite's extensions), then the peers' results."""
-    rows = []
-    width = max([len(str(c["claim"])) for c in run["claims"]] + [24])
-    for k, block in enumerate(claim_blocks(run)):
-        if block.title:  # a run with peers' results: the paper's claims, then the peers'
-            rows.append({"heading": TeX(escape(block.title)), "rule": k > 0})
-        rows += [_claim_row(claim, width) for claim in block.claims]
+    rows = [_latex_row(row) for row in summary_rows(run)]
     notes = [
         {"mark": "a", "text": TeX(
             "The weakest status of the claim's predictions: thm theorem, der derived, "
@@ -149,5 +198,6 @@ def summary_table(run: Mapping[str, Any]) -> str:
     notes.sort(key=lambda n: order.index(n["mark"]) if n["mark"] else len(order))
     return render("summary_table.tex", packages_comment=TeX(PACKAGES_COMMENT),
                   caption=caption, label=TeX("tab:gapverify:summary"), rows=rows, notes=notes,
+                  header=TeX(" & ".join(head for _, head, _ in SUMMARY_COLUMNS)),
                   T_col=_s_column([r["T"] for r in rows if "T" in r]),
                   power_col=_s_column([r["power"] for r in rows if "power" in r]))

@@ -13,13 +13,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from gapverify.reports.cells import (
+    Cell, Code, Joined, Math, Number, Raw, Text, Verdict, two_lines,
+)
 from gapverify.reports.latex import DASH, TeX, escape, math_or_text
 from gapverify.reports.numbers import num, significant, table_format
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.results import split_case as _split_bracket_case
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_parameters",
-           "parameters_math", "BEYOND", "PEERS_PREFIX", "is_peer", "claim_blocks", "Block", "two_lines"]
+           "parameters_math", "BEYOND", "PEERS_PREFIX", "is_peer", "claim_blocks", "Block", "two_lines",
+           "percent_cell", "case_cell", "ASSERTED", "commit_cell", "run_cell"]
 
 def split_case(label: str) -> tuple[str, str]:
     """``("sr_X", "depth=2, gamma=1")`` from a check label: the suite labels the checks of
@@ -139,32 +144,41 @@ def _parameters_text(parameters: Mapping[str, Any]) -> TeX:
     return TeX(", ".join(parts) if parts else "none")
 
 
-def commit_text(run: Mapping[str, Any]) -> TeX:
-    """``commit 969bee7`` (and ``, uncommitted changes`` when the checkout was dirty) from
-    the results' ``provenance`` (:func:`verification.running.output.provenance`); ``""``
-    when the run recorded no commit (not run from a git checkout, or older results)."""
+def commit_cell(run: Mapping[str, Any]) -> Cell:
+    """``commit 969bee7`` (and `` with uncommitted changes`` when the checkout was dirty)
+    from the results' ``provenance`` (:func:`verification.running.output.provenance`);
+    empty when the run recorded no commit (not run from a git checkout, or older
+    results)."""
     prov = run.get("provenance") or {}
     sha = prov.get("git_commit")
     if not sha:
-        return TeX("")
-    text = r"commit \texttt{" + escape(str(sha)[:7]) + "}"
-    if prov.get("git_dirty"):
-        text += " with uncommitted changes"
-    return TeX(text)
+        return Text("")
+    dirty = [Text(" with uncommitted changes")] if prov.get("git_dirty") else []
+    return Joined(tuple([Text("commit "), Code(str(sha)[:7])] + dirty))
 
 
-def _run_text(run: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> TeX:
-    """``commit 969bee7, profile quick, root seed 1, level 0.01 per claim``: what a caption
-    needs to stand alone (the code that ran, its sizes and replicates, its randomness and
-    its false-alarm level)."""
+def commit_text(run: Mapping[str, Any]) -> TeX:
+    """:func:`commit_cell` as LaTeX (``""`` without a commit)."""
+    return commit_cell(run).latex()
+
+
+def run_cell(run: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> Cell:
+    """``commit 969bee7, profile quick, root seed 1, false-alarm level 0.01 per claim``:
+    what a caption needs to stand alone (the code that ran, its sizes and replicates, its
+    randomness and its false-alarm level)."""
     seeds = sorted({int(c["root_seed"]) for c in ([claim] if claim else run["claims"])
                     if "root_seed" in c})
     seed = (", ".join(str(x) for x in seeds) if seeds else str(run.get("root_seed", "?")))
-    level = (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
-             else "?")
-    commit = commit_text(run)
-    return TeX((commit + ", " if commit else "") + "profile " + escape(run.get("profile") or "?")
-               + ", root seed " + escape(seed) + ", false-alarm level " + level + " per claim")
+    level = Number(significant(run["level"], 3)) if _finite(run.get("level")) else Text("?")
+    commit = commit_cell(run)
+    return Joined(((commit, Text(", ")) if commit else ()) + (
+        Text("profile " + str(run.get("profile") or "?") + ", root seed " + seed
+             + ", false-alarm level "), level, Text(" per claim")))
+
+
+def _run_text(run: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> TeX:
+    """:func:`run_cell` as LaTeX."""
+    return run_cell(run, claim).latex()
 
 
 #: Leading words of a numbered result in ``Claim.paper_result`` and their short forms.
@@ -225,36 +239,32 @@ def parameters_math(parameters: Mapping[str, Any], names: Sequence[str] | None =
 _STATUS_SHORT = {"theorem": "thm", "derived": "der", "conjecture": "conj", "empirical": "emp"}
 
 
-def two_lines(first: str, second: str) -> str:
-    r"""A cell of two lines (LaTeX already escaped) whose first line sits on the row's
-    baseline, as every other cell of the row (a ``\shortstack`` put its second line
-    there and its first above the row)."""
-    return r"\begin{tabular}[t]{@{}l@{}}" + first + r"\\ " + second + r"\end{tabular}"
-
-
-def _verdict_short(verdict: str, status: str, reason: str | None = None) -> TeX:
+def _verdict_short(verdict: str, status: str, reason: str | None = None) -> Verdict:
     """The verdict word of :mod:`gapverify.verification.judging.outcomes` (the same as the
-    terminal's and the JSON's), bold when it failed."""
-    word = escape(verdict_word(verdict, status, reason))
-    if " " in word:  # "outside domain", "lacks power": on two lines, the column stays narrow
-        head, tail = word.split(" ", 1)
-        word = two_lines(head, tail)
-    return TeX(r"\textbf{" + word + "}" if verdict == "fail" else word)
+    terminal's and the JSON's), bold when it failed; "outside domain", "lacks power" on two
+    lines in LaTeX, so that the column stays narrow."""
+    return Verdict(verdict_word(verdict, status, reason), failed=verdict == Outcome.FAIL,
+                   split=" ")
 
 
-def _percent(power) -> str:
-    # power as a percentage for an S column; braced text where it is not a number
+def percent_cell(power) -> Cell:
+    """A power as a percentage (a number of an ``S`` column): ``none`` where nothing is
+    rejected, a dash where it was not measured, ``<0.01`` below that."""
     if power == "inf" or (isinstance(power, float) and math.isinf(power)):
-        return "{none}"
+        return Text("none")
     if not _finite(power):
-        return "{" + DASH + "}"
+        return Number(DASH)
     if 100 * power < 0.01:
-        return r"{$<$0.01}"
-    return significant(100 * power, 2)
+        return Joined((Math("<"), Text("0.01")))
+    return Number(significant(100 * power, 2))
+
+
+#: The outcomes of a check that assert its prediction (with or without power).
+ASSERTED = (Outcome.PASS, Outcome.FAIL, Outcome.LACKS_POWER)
 
 
 def _asserted(check: Mapping[str, Any]) -> bool:
-    return check["verdict"] in ("pass", "fail", "lacks power")
+    return check["verdict"] in ASSERTED
 
 
 def _targets(run: Mapping[str, Any]) -> TeX:
@@ -266,6 +276,15 @@ def _targets(run: Mapping[str, Any]) -> TeX:
 
 def _s_column(cells: Sequence[str]) -> TeX:
     return TeX("S[table-format=" + table_format(cells) + "]")
+
+
+def case_cell(check: Mapping[str, Any], varying: Sequence[str]) -> Cell:
+    """A check's case, its ``varying`` parameters as math, one ``$...$`` each
+    (``$\\ell=2$, $\\gamma=0.5$``); empty for a claim of one case."""
+    pieces = str(_case_text(_case_math(check, varying))).split(", ")
+    if not any(pieces) or not all(p.startswith("$") and p.endswith("$") for p in pieces):
+        return Raw(_case_text(_case_math(check, varying)))
+    return Joined(tuple(Math(p[1:-1]) for p in pieces), ", ")
 
 
 def _case_math(check: Mapping[str, Any], varying: Sequence[str]) -> TeX:

@@ -22,7 +22,7 @@ from gapverify.reports.claim_tables import claim_table
 from gapverify.reports.summary_table import summary_table
 from gapverify.reports.table_cells import _slug, claim_blocks
 
-__all__ = ["table_files", "write_tables", "table_names", "SUMMARY_NAME", "CHECKS_NAME",
+__all__ = ["table_files", "markdown_files", "write_tables", "FORMATS", "table_names", "SUMMARY_NAME", "CHECKS_NAME",
            "NOTES_NAME", "PEERS_CHECKS_NAME", "PEERS_LABEL"]
 
 SUMMARY_NAME = "summary.tex"
@@ -70,14 +70,36 @@ def table_files(run: Mapping[str, Any]) -> dict[str, str]:
     return files
 
 
-def write_tables(run: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    """Write :func:`table_files` into ``out_dir`` (created); returns the paths in order.
-    Files are written as UTF-8 bytes with ``\\n`` line ends, so equal runs give equal
-    files."""
+def markdown_files(run: Mapping[str, Any]) -> dict[str, str]:
+    """The tables of :func:`table_files` as GitHub Markdown (:mod:`reports.markdown`): the
+    same names with ``.md`` for ``.tex``, the same rows and verdict words."""
+    from gapverify.reports import markdown as md
+
+    blocks = claim_blocks(run)
+    files = {SUMMARY_NAME: md.summary_markdown(run)}
+    if len(blocks) == 1:
+        files[CHECKS_NAME] = md.checks_markdown(run, title=blocks[0].title)
+    else:
+        files[CHECKS_NAME] = md.checks_markdown(run, blocks[0].claims)
+        files[PEERS_CHECKS_NAME] = md.checks_markdown(run, blocks[1].claims, title=blocks[1].title)
+    files[NOTES_NAME] = md.check_notes_markdown(run)
+    for name, claim in zip(table_names(run), run["claims"]):
+        files[name] = md.claim_markdown(run, claim)
+    return {name.removesuffix(".tex") + ".md": text for name, text in files.items()}
+
+
+#: The formats of ``gapverify tables --format``, and their files.
+FORMATS = {"latex": table_files, "markdown": markdown_files}
+
+
+def write_tables(run: Mapping[str, Any], out_dir: str | Path, format: str = "latex") -> list[Path]:
+    """Write :func:`table_files` (``format="markdown"``: :func:`markdown_files`) into
+    ``out_dir`` (created); returns the paths in order. Files are written as UTF-8 bytes
+    with ``\\n`` line ends, so equal runs give equal files."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, text in table_files(run).items():
+    for name, text in FORMATS[format](run).items():
         path = out / name
         path.write_bytes(text.encode("utf-8"))
         paths.append(path)

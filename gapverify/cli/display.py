@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress as _RichProgre
 from rich.markup import escape
 from rich.table import Table
 
-from gapverify.verification.judging.verdict import family_label
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["Progress", "claims_table", "predictions_table", "verdict_table", "nullcontext"]
 
@@ -101,7 +101,7 @@ def _fmt(x, digits=4) -> str:
 #: The colour of a word by its exit-code contribution (outcomes): 0 green, 1 red, 3
 #: yellow; words never asserted (recorded, outside domain) dim.
 _CODE_STYLE = {0: "green", 1: "bold red", 3: "yellow"}
-_DIM = ("recorded", "outside domain")
+_DIM = (Outcome.RECORDED, Outcome.OUTSIDE_DOMAIN)
 
 
 def _style(word: str, code: int) -> str:
@@ -109,16 +109,22 @@ def _style(word: str, code: int) -> str:
 
 
 def _model_text(c) -> str:
-    if c.kind in ("exact", "matching") or c.power_class == "exact":
+    """The finite-size model cell of the report's per-check table
+    (:func:`gapverify.reports.model_cell.finite_size_model`), in the terminal's words: a
+    stated rate with the fitted one beside it."""
+    from gapverify.reports.model_cell import ModelKind, finite_size_model
+
+    model = finite_size_model(c, recorded=False)
+    if model.kind is ModelKind.EXACT:
         return "exact"
-    if c.models:
-        return family_label(c.models, c.corrected)
-    if c.rate_range:
-        return (("corrected, " if c.corrected else "")
-                + f"r in [{c.rate_range[0]:.3g}, {c.rate_range[1]:.3g}]")
-    if c.rate is None:
+    if model.kind is ModelKind.FAMILY:
+        return model.family
+    if model.kind is ModelKind.RANGE:
+        return (("corrected, " if model.corrected else "")
+                + f"r in [{model.low:.3g}, {model.high:.3g}]")
+    if model.kind is ModelKind.NONE:
         return "-"
-    return f"{c.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}"
+    return f"{model.rate:.3g} / {_fmt(c.beta, 3)}±{_fmt(c.beta_se, 2)}"
 
 
 def _measured_text(c) -> str:

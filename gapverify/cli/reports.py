@@ -33,6 +33,8 @@ __all__ = ["register", "COMMANDS", "out_folder", "DEFAULT_TABLES_OUT", "DEFAULT_
 
 DEFAULT_TABLES_OUT = "reports/out/tables"
 DEFAULT_REPORT_OUT = "reports/out"
+#: The formats of ``gapverify tables --format`` (:data:`reports.tables.FORMATS`).
+TABLE_FORMATS = ("latex", "markdown")
 
 
 def _source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,11 +118,14 @@ def _check_shapes_of_file(path) -> None:
 
 def register(subparsers) -> None:
     """Add the ``tables`` and ``report`` subcommands to the ``gapverify`` parser."""
-    t = subparsers.add_parser("tables", help="LaTeX tables (booktabs, siunitx) from stored "
-                                             "results, without sampling")
+    t = subparsers.add_parser("tables", help="LaTeX tables (booktabs, siunitx), or Markdown "
+                                             "ones, from stored results, without sampling")
     _source_arguments(t)
     t.add_argument("--out", metavar="DIR", default=DEFAULT_TABLES_OUT,
                    help=f"output folder (default {DEFAULT_TABLES_OUT})")
+    t.add_argument("--format", choices=TABLE_FORMATS, default="latex",
+                   help="latex: .tex files to \\input (default); markdown: .md files of GitHub "
+                        "pipe tables, the same rows and verdict words")
     r = subparsers.add_parser("report", help="tables, figures and a LaTeX/PDF report from "
                                              "stored results, without sampling")
     _source_arguments(r)
@@ -175,14 +180,15 @@ def _write_source(args, run, store) -> None:
         raise UsageError(f"parameter '--out': cannot write to {args.out!r}: {exc.strerror or exc}") from None
 
 
-def _snapshot(*folders: str | Path) -> dict[Path, int]:
-    """The table and figure files (``.tex``, ``.pdf``, ``.png``) directly in ``folders``
-    and their modification times (ns), to find what a command leaves unwritten."""
+def _snapshot(*folders: str | Path, suffixes=(".tex", ".pdf", ".png")) -> dict[Path, int]:
+    """The table and figure files (``suffixes``: ``.tex``, ``.pdf``, ``.png``) directly in
+    ``folders`` and their modification times (ns), to find what a command leaves
+    unwritten."""
     out = {}
     for folder in map(Path, folders):
         if folder.is_dir():
             out.update({p: p.stat().st_mtime_ns for p in folder.iterdir()
-                        if p.is_file() and p.suffix in (".tex", ".pdf", ".png")})
+                        if p.is_file() and p.suffix in suffixes})
     return out
 
 
@@ -202,8 +208,9 @@ def _cmd_tables(args) -> int:
     run, _ = _load(args)
     if run is None:
         return EXIT_USAGE
-    before = _snapshot(args.out)
-    paths = write_tables(run, args.out)
+    fmt = getattr(args, "format", "latex")  # a namespace made without --format: LaTeX
+    before = _snapshot(args.out, suffixes=(".md",)) if fmt == "markdown" else _snapshot(args.out)
+    paths = write_tables(run, args.out, format=fmt)
     _warn_leftovers(args.out, before)
     print(f"tables ({len(paths)}) in {Path(args.out)}:")
     for p in paths:

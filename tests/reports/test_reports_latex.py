@@ -141,10 +141,11 @@ def test_a_number_in_exponent_form_does_not_widen_its_column():
     # a correlation measured at 1e-5 (kq merged_sq_corr): set by siunitx, not aligned, so
     # the S column's table-format keeps no exponent field (it had pushed the per-check
     # table 44-61 pt past the page)
-    from gapverify.reports.checks_table import _unaligned_if_exponent
+    from gapverify.reports.cells import Number, s_cell
     from gapverify.reports.numbers import table_format
 
-    cells = [_unaligned_if_exponent(c) for c in ("-9.9(97)e-6", "0e-6", "1.002914(35)", "{---}")]
+    cells = [s_cell(Number(c), unalign_exponent=True)
+             for c in ("-9.9(97)e-6", "0e-6", "1.002914(35)", "---")]
     assert cells[:2] == [r"{\num{-9.9(97)e-6}}", r"{\num{0e-6}}"]
     assert cells[2:] == ["1.002914(35)", "{---}"]
     assert table_format(cells) == "1.6(2)"
