@@ -9,6 +9,9 @@ Parameters (``params``): ``s2``, ``mu`` (logit variance and mean), ``gamma`` (``
 ``sigma_V`` (value weight standard deviation), and for the single-layer Markov experiments
 ``entries``, the ``--entries`` law of ``Z`` (:func:`numerics.samplers.entry_law`; absent:
 softmax at ``(mu, s2)``, sampled exactly as before).
+
+Each experiment is recorded with its facts (peak arrays, reference seconds, cost order,
+array-API version) where it is written (:func:`numerics.experiment_record.experiment_record`).
 """
 from __future__ import annotations
 
@@ -21,18 +24,20 @@ from gapverify.numerics import (
     causal as _c, heavy_tail as _h, hf_models as _hf, training as _tr, variants as _v,
 )
 from gapverify.numerics.common import _network_config, twin_streams, width_of
+from gapverify.numerics.experiment_record import RECORDS, bare_record, experiment_record, register
 from gapverify.numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from gapverify.numerics.samplers import (
-    LogNormalEntries, entry_law, gaussian_matrix, isometric_input, remove_outlier,
+    entry_law, gaussian_matrix, isometric_input, remove_outlier,
 )
 from gapverify.numerics.statistics import (
     eigenvalues, frobenius_sq, ginibre_ratio, moment_ratio, outlier_measurement, singular_values,
     stable_rank, stable_ranks, top_eigenvalues, top_singular_values,
 )
 
-__all__ = ["EXPERIMENTS", "Experiment"]
+__all__ = ["EXPERIMENTS", "Experiment", "RECORDS"]
 
 Measurement = dict[str, "float | np.ndarray"]
+#: The type of an experiment's function (its record: :class:`numerics.experiment_record.Experiment`).
 Experiment = Callable[[np.random.Generator, int, Mapping[str, float]], Measurement]
 
 
@@ -45,17 +50,21 @@ def _attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> np.n
     return _law(p).markov(rng, T)
 
 
+@experiment_record("softmax.kappa", arrays=(4, 0, 0),  # M, Z, A, Aperp
+                   seconds=(0.000571, 1.81e-08, 0.0), quadratic=1.0)
 def softmax_kappa(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Coefficient of variation of the ``T^2`` entries :math:`Z = e^M` (or of the
     ``entries`` law), and :math:`\|A^\perp\|_F^2` (:math:`\to \kappa^2`). ``O(T^2)``."""
     law = _law(p)
-    Z = np.exp(law.logits(rng, (T, T))) if isinstance(law, LogNormalEntries) else law.sample(rng, (T, T))
+    Z = law.sample(rng, (T, T))  # softmax's: exp of its logits
     # kappa_hat = sd(Z) / mean(Z) over all T^2 entries
     kappa_hat = float(Z.std(ddof=1) / Z.mean())
     A = Z / Z.sum(axis=1, keepdims=True)
     return {"kappa": kappa_hat, "frob_Aperp": frobenius_sq(remove_outlier(A))}
 
 
+@experiment_record("markov.singular_law", arrays=(3, 0, 0),  # A, gesdd's copy and workspace
+                   seconds=(0.00147, 6.82e-08, 1.31e-10))
 def singular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Bulk singular values :math:`\sqrt T s_2, \dots, \sqrt T s_T` of :math:`A` (full
     spectrum, ``O(T^3)``), their mean square and the largest of them."""
@@ -64,6 +73,8 @@ def singular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     return {"bulk": bulk, "second_moment": float(np.mean(bulk**2)), "edge": float(bulk[0])}
 
 
+@experiment_record("markov.circular_law", arrays=(3, 0, 0),  # A, geev's copy and workspace
+                   seconds=(0.0004, 3.25e-07, 4.76e-10))
 def circular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Moduli of the eigenvalues of :math:`\sqrt T A`, the Perron eigenvalue
     :math:`\sqrt T` removed (full spectrum, ``O(T^3)``)."""
@@ -73,6 +84,9 @@ def circular_law(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     return {"modulus": np.sort(modulus)}
 
 
+@experiment_record("markov.outliers", seconds=(0.00629, 1.61e-07, 0.0), quadratic=200.0,
+                   arrays=(1.1, 0, 0),  # A (softmax in place; peak RSS 2.2 GiB at 16384)
+                   arrays_backend=(2, 0, 0), array_api="outliers")  # A and exp's buffer
 def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\lambda_1`, :math:`s_1`, :math:`\sqrt T s_2`, :math:`\sqrt T|\lambda_2|` of
     :math:`A`: two Lanczos runs (``O(T^2)`` per iteration), no full spectrum; and
@@ -93,6 +107,8 @@ def outliers(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measur
     return {**out, **ginibre_ratio(out["sqrtT_lambda2"], rho)}
 
 
+@experiment_record("fix.spectrum", arrays=(4, 0, 0),  # A, Aperp, LAPACK's copy and workspace
+                   seconds=(0.00113, 5.59e-07, 1.77e-09))
 def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Eigenvalues of :math:`A` and :math:`A^\perp` (for the exact identity) and the
     singular values of :math:`\sqrt T A^\perp` (no outlier). Full spectra, ``O(T^3)``."""
@@ -108,6 +124,10 @@ def fix_spectrum(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     }
 
 
+@experiment_record("width.stable_rank", seconds=(0.00268, 1.62e-07, 1.03e-10),
+                   arrays=(4, 4, 1),  # A, Aperp, Gram | X0, G, Y, A Y | W
+                   arrays_backend=(2, 2.5, 0),  # A, exp's buffer | Y, A Y, a Gram row block
+                   array_api="width_stable_rank")
 def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""One layer :math:`X_1 = A X_0 W_1` and :math:`X_1^\perp = A^\perp X_0 W_1` on the same
     draw: stable ranks of :math:`A, X_1, \Sigma_1` and of the fixed versions over ``T``,
@@ -152,6 +172,11 @@ def width_stable_rank(rng: np.random.Generator, T: int, p: Mapping[str, float]) 
     }
 
 
+# the long profile's experiment, its seconds fitted the same way on its own sweep (2026-12-02,
+# gapverify run --profile long, 2 cores, 320 tasks: 1.5 s at T = 4096, 48 s at 16384)
+@experiment_record("markov.edge", seconds=(0.0, 6.66e-08, 7.02e-12), quadratic=200.0,
+                   arrays=(1.1, 0, 0),  # float32 A and exp's buffer (peak RSS 2.1 GiB at 16384)
+                   array_api="bulk_edge")
 def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""The edge statistics of :math:`A` at large ``T`` (the ``long`` profile's experiment,
     shared by ``markov.outliers``, ``fix.spectrum`` and ``width.stable_rank``):
@@ -161,21 +186,10 @@ def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measu
     return array_api.bulk_edge(rng, T, p)
 
 
-#: Experiments by name (a claim's, or a profile's own: ``markov.edge``).
-EXPERIMENTS: dict[str, Experiment] = {
-    "softmax.kappa": softmax_kappa,
-    "markov.singular_law": singular_law,
-    "markov.circular_law": circular_law,
-    "markov.outliers": outliers,
-    "fix.spectrum": fix_spectrum,
-    "width.stable_rank": width_stable_rank,
-    "markov.edge": bulk_edge,
-}
-
-
 # --- through the layers (depth, gradients, key-query attention) --------------------------
 
 
+@experiment_record("depth.network", seconds=(0.00252, 6.55e-07, 1.08e-09))
 def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Markov-surrogate network of depth ``L``, standard and fixed on the same draws:
     stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by
@@ -199,6 +213,7 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     }
 
 
+@experiment_record("gradient.value", seconds=(0.00237, 4.08e-07, 2.31e-09))
 def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\|\partial X_L/\partial W_\ell\|_F^2` for ``l = 1`` and ``l = L`` from the
     Kronecker structure, divided by the identity's prediction
@@ -224,6 +239,8 @@ def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) ->
     return out
 
 
+@experiment_record("gradient.input", arrays=(2, 0, 2),  # A, Aperp | W, its copy
+                   seconds=(0.00369, 1.07e-07, 2e-10), quadratic=200.0)
 def input_jacobian(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""One layer: :math:`\|\partial X_1/\partial X_0\|_2^2 = \|W_1\|_2^2\|A_1\|_2^2`,
     standard divided by ``d``, and fixed (:math:`A^\perp`). Two Lanczos runs."""
@@ -269,6 +286,7 @@ def _mean_of(draws: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([d[k] for d in draws])) for k in draws[0]}
 
 
+@experiment_record("kq.attention", seconds=(0.00795, 4.38e-07, 8.74e-10))
 def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""First layer of key-query attention on an isometric input: merged :math:`W^{QK}`
     (logits exactly i.i.d.), separate heads of width ``d_qk`` (uncorrelated, dependent)
@@ -315,19 +333,16 @@ def kq_attention(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Me
     return out
 
 
-EXPERIMENTS.update({
-    "depth.network": depth_network,
-    "gradient.value": value_gradients,
-    "gradient.input": input_jacobian,
-    "kq.attention": kq_attention,
-})
+# the families written in their own modules, then the real transformers and trainability
+# (optional: torch, transformers). numerics.hf_models and numerics.training import torch only
+# inside their functions: the registry (and this module) never import it. Where torch is
+# missing the claims sample "models.unavailable" instead (verification.claims.registry.models).
+register(*_v.VARIANT_RECORDS, *_c.CAUSAL_RECORDS, *_h.HEAVY_TAIL_RECORDS,
+         *(bare_record(f"models.{name}", _hf.model_experiment(name)) for name in _hf.MODEL_NAMES),
+         bare_record("training.fix", _tr.training_experiment),
+         bare_record("models.unavailable", _hf.unavailable_experiment))
 
-EXPERIMENTS.update({**_v.VARIANT_EXPERIMENTS, **_c.CAUSAL_EXPERIMENTS, **_h.HEAVY_TAIL_EXPERIMENTS})
-
-# --- real transformers and trainability (optional: torch, transformers) -------------------
-# numerics.hf_models and numerics.training import torch only inside their functions: the
-# registry (and this module) never import it. Where torch is missing the claims sample
-# "models.unavailable" instead (verification.claims.registry.models).
-EXPERIMENTS.update({f"models.{name}": _hf.model_experiment(name) for name in _hf.MODEL_NAMES})
-EXPERIMENTS.update({"training.fix": _tr.training_experiment,
-                    "models.unavailable": _hf.unavailable_experiment})
+#: Experiments by name (a claim's, or a profile's own: ``markov.edge``): the functions of
+#: :data:`~numerics.experiment_record.RECORDS`, a view kept for the callers that want the
+#: function only.
+EXPERIMENTS: dict[str, Experiment] = {name: r.function for name, r in RECORDS.items()}

@@ -4,7 +4,8 @@ A stable rank :math:`\mathrm{sr}(M) = \|M\|_F^2/\|M\|_2^2` needs one Frobenius n
 (:math:`O(mn)`) and the top singular value, found by ARPACK's implicitly restarted Lanczos
 (:func:`scipy.sparse.linalg.svds`, :math:`O(mn\,k)` for :math:`k` matrix-vector products),
 never by a full SVD (:math:`O(mn\min(m,n))`). Full spectra are computed only for the law
-claims, with LAPACK's values-only drivers.
+claims, with LAPACK's values-only drivers. scipy's linear algebra is imported on first use:
+the claim registry reads :data:`LANCZOS_TOL` from here without sampling anything.
 
 References
 ----------
@@ -17,8 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg
-from scipy.sparse.linalg import ArpackNoConvergence, eigs, svds
 
 __all__ = [
     "outlier_measurement",
@@ -63,6 +62,9 @@ def top_singular_values(M: np.ndarray, k: int = 1) -> np.ndarray:
     Falls back to LAPACK when ``k`` is not small against ``min(M.shape)`` (ARPACK needs
     ``k < min(m, n)``).
     """
+    from scipy import linalg
+    from scipy.sparse.linalg import svds
+
     if k >= min(M.shape) - 1 or min(M.shape) <= 16:
         return linalg.svdvals(M)[:k]
     try:
@@ -121,11 +123,15 @@ def gram_stable_rank(X: np.ndarray) -> float:
 
 def singular_values(M: np.ndarray) -> np.ndarray:
     """All singular values, descending (LAPACK ``gesdd`` values only, ``O(T^3)``)."""
+    from scipy import linalg
+
     return linalg.svdvals(M, check_finite=False)
 
 
 def eigenvalues(M: np.ndarray) -> np.ndarray:
     """All eigenvalues (LAPACK ``geev`` values only, ``O(T^3)``)."""
+    from scipy import linalg
+
     return linalg.eigvals(M, check_finite=False, overwrite_a=False)
 
 
@@ -136,6 +142,8 @@ def top_eigenvalues(M: np.ndarray, k: int = 2, restarts: int | None = None) -> n
     same values; for a spectrum whose top moduli are near-equal, where Arnoldi converges
     slowly or not at all). ``None``: ARPACK's default ``10 T``, and
     ``ArpackNoConvergence`` beyond it."""
+    from scipy.sparse.linalg import ArpackNoConvergence, eigs
+
     if k >= M.shape[0] - 2 or M.shape[0] <= 16:
         ev = eigenvalues(M)
     else:

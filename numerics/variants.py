@@ -31,11 +31,12 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from gapverify.numerics.experiment_record import Experiment
 from gapverify.numerics.statistics import ginibre_ratio, top_eigenvalues, top_singular_values
 from gapverify.theory.elementwise import moments_float
 
 __all__ = ["MAPS", "elementwise_attention", "elementwise_experiment", "ginibre_reference",
-           "VARIANT_EXPERIMENTS"]
+           "VARIANT_EXPERIMENTS", "VARIANT_RECORDS"]
 
 #: The maps, vectorised: phi(M) elementwise.
 MAPS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -128,6 +129,16 @@ def normalization(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> d
     return out
 
 
-#: Experiments by claim id (registered into :data:`numerics.experiments.EXPERIMENTS`).
-VARIANT_EXPERIMENTS = {f"variants.{name}": elementwise_experiment(name) for name in MAPS}
-VARIANT_EXPERIMENTS["variants.normalization"] = normalization
+#: Seconds of one task on the reference machine, ``a + b T^2 + c T^3`` per map
+#: (:mod:`numerics.experiment_record`), and of ``variants.normalization``.
+_SECONDS = {"relu": (0.0447, 3.54e-07, 0.0), "sigmoid": (0.0837, 2.11e-07, 2.07e-10),
+            "linear": (0.0715, 4.23e-07, 0.0)}
+
+#: The records of these experiments, by claim id (registered by :mod:`numerics.experiments`).
+VARIANT_RECORDS = (
+    *(Experiment(f"variants.{name}", elementwise_experiment(name), seconds=_SECONDS[name])
+      for name in MAPS),
+    Experiment("variants.normalization", normalization, seconds=(0.0156, 1.25e-06, 6.29e-09)),
+)
+#: Their functions by claim id.
+VARIANT_EXPERIMENTS = {r.name: r.function for r in VARIANT_RECORDS}

@@ -5,7 +5,8 @@ r"""The text of an ``--entries`` value: its syntax, the named laws, and the froz
 ``scipy.stats`` law. ``ARGS`` are numbers only, read with :mod:`ast` (``ast.literal_eval`` of
 each argument; nothing is evaluated). A bad value raises :class:`EntryLawError`, naming
 ``--entries`` and the allowed values (exit 2 on the command line). What a law means for the
-theory (``kappa``, hypotheses) is :mod:`theory.entry_laws`.
+theory (``kappa``, hypotheses), a named law's own arguments and its sampler are its class in
+:mod:`theory.entry_laws`.
 """
 from __future__ import annotations
 
@@ -17,25 +18,24 @@ from functools import lru_cache
 
 from gapverify.theory.parameters import ParameterError
 
-__all__ = ["EntryLawError", "entries_error", "parse_syntax", "canonical_scipy", "scipy_frozen",
+__all__ = ["EntryLawError", "entries_error", "read_spec", "canonical_scipy", "scipy_frozen",
            "scipy_generator", "shape_names", "format_number", "DEFAULT_ENTRIES", "NAMED_LAWS",
-           "ALLOWED_TEXT"]
+           "allowed_text"]
 
 DEFAULT_ENTRIES = "gaussian-logits"
 
-#: The named laws and what they are (the error message lists them).
-NAMED_LAWS = {
-    "gaussian-logits": "default: softmax, logits N(mu, s2), entries e^M; s2 from the case or "
-                       "--set s2=, or gaussian-logits(S2)",
-    "lognormal": "alias of gaussian-logits (the same law named by its entries); lognormal(S2)",
-    "exponential": "Z ~ Exp(1), kappa = 1 exactly",
-}
+#: The named laws and what they are (the error message lists them), in the order their
+#: classes register them (:func:`theory.entry_laws.named_law`): the laws are their classes.
+NAMED_LAWS: dict[str, str] = {}
 
-ALLOWED_TEXT = (
-    "allowed: " + "; ".join(f"{k} ({v})" for k, v in NAMED_LAWS.items())
-    + "; scipy:NAME(ARGS) with NAME a nonnegative scipy.stats law and ARGS numbers "
-      "(shape parameters, then loc=, scale=), e.g. scipy:gamma(2), scipy:uniform, "
-      "scipy:lognorm(0.5), scipy:pareto(3.5), scipy:gamma(2, scale=3)")
+
+def allowed_text() -> str:
+    """What ``--entries`` allows, for the error messages: the named laws, then the scipy form."""
+    return ("allowed: " + "; ".join(f"{k} ({v})" for k, v in NAMED_LAWS.items())
+            + "; scipy:NAME(ARGS) with NAME a nonnegative scipy.stats law and ARGS numbers "
+              "(shape parameters, then loc=, scale=), e.g. scipy:gamma(2), scipy:uniform, "
+              "scipy:lognorm(0.5), scipy:pareto(3.5), scipy:gamma(2, scale=3)")
+
 
 class EntryLawError(ParameterError):
     """A bad ``--entries`` value: unknown name, bad arguments, or a law outside the theory."""
@@ -66,7 +66,7 @@ def _number(node: ast.AST, spec: str) -> float:
         value = None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise entries_error(f"arguments must be finite numbers (got {_short(ast.unparse(node))!r}); "
-                     + ALLOWED_TEXT, spec)
+                     + allowed_text(), spec)
     return float(value)
 
 
@@ -77,10 +77,10 @@ def _arguments(inner: str | None, spec: str) -> tuple[tuple[float, ...], tuple[t
     try:
         tree = ast.parse(f"f({inner})", mode="eval")
     except SyntaxError:
-        raise entries_error(f"cannot read the arguments ({inner!r}); " + ALLOWED_TEXT, spec) from None
+        raise entries_error(f"cannot read the arguments ({inner!r}); " + allowed_text(), spec) from None
     call = tree.body
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id != "f":
-        raise entries_error(f"cannot read the arguments ({inner!r}); " + ALLOWED_TEXT, spec)
+        raise entries_error(f"cannot read the arguments ({inner!r}); " + allowed_text(), spec)
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise entries_error("arguments must be numbers, not *args or **kwargs", spec)
     names = [k.arg for k in call.keywords]
@@ -93,33 +93,22 @@ def _arguments(inner: str | None, spec: str) -> tuple[tuple[float, ...], tuple[t
     return args, kwargs
 
 
-def parse_syntax(text: str) -> tuple[str, str, tuple, tuple]:
-    """``(family, scipy name, args, kwargs)`` of an ``--entries`` value, syntax only."""
-    spec = (text or DEFAULT_ENTRIES).strip()
+def read_spec(spec: str) -> tuple[bool, str, tuple, tuple]:
+    """``(is a scipy law, name, args, kwargs)`` of an ``--entries`` value (stripped): the
+    grammar only; a named law's own arguments are read by its class
+    (:func:`theory.entry_laws.parse_syntax`)."""
     m = _SCIPY.match(spec)
     if m:
         args, kwargs = _arguments(m.group(3) if m.group(2) else None, spec)
-        return "scipy", m.group(1), args, kwargs
+        return True, m.group(1), args, kwargs
     if spec.startswith("scipy:"):
-        raise entries_error("cannot read scipy:NAME(ARGS); " + ALLOWED_TEXT, spec)
+        raise entries_error("cannot read scipy:NAME(ARGS); " + allowed_text(), spec)
     m = _NAMED.match(spec)
     if not m or m.group(1) not in NAMED_LAWS:
         hint = " (scipy laws are written scipy:NAME)" if m and m.group(1).isidentifier() else ""
-        raise entries_error(f"unknown entry law{hint}; " + ALLOWED_TEXT, spec)
-    name = m.group(1)
+        raise entries_error(f"unknown entry law{hint}; " + allowed_text(), spec)
     args, kwargs = _arguments(m.group(3) if m.group(2) else None, spec)
-    if name == "exponential":
-        if args or kwargs:
-            raise entries_error("exponential takes no arguments (it is Exp(1); for another scale "
-                         "use scipy:expon(scale=...), kappa is 1 for every scale)", spec)
-        return "exponential", "", (), ()
-    # gaussian-logits / lognormal: at most the logit variance s2
-    if kwargs and (len(kwargs) > 1 or kwargs[0][0] != "s2" or args):
-        raise entries_error(f"{name} takes one argument, the logit variance s2 > 0", spec)
-    values = args + tuple(v for _, v in kwargs)
-    if len(values) > 1 or (values and not values[0] > 0):
-        raise entries_error(f"{name} takes one argument, the logit variance s2 > 0", spec)
-    return "gaussian-logits", "", values, ()
+    return False, m.group(1), args, kwargs
 
 
 # --- scipy laws ----------------------------------------------------------------------------
@@ -130,7 +119,7 @@ def scipy_generator(name: str, spec: str):
 
     gen = getattr(stats, name, None)
     if not isinstance(gen, (stats.rv_continuous, stats.rv_discrete)):
-        raise entries_error(f"scipy.stats has no distribution named {name!r}; " + ALLOWED_TEXT, spec)
+        raise entries_error(f"scipy.stats has no distribution named {name!r}; " + allowed_text(), spec)
     return gen
 
 

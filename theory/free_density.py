@@ -39,7 +39,6 @@ from typing import Any, Callable
 import mpmath
 import numpy as np
 import sympy as sp
-from scipy import integrate as _integrate
 
 from gapverify.theory.s_transform import _to_mpf, z
 
@@ -166,6 +165,8 @@ class _DensityQuadrature:
         :meth:`_substitution`, ``atol = rtol = 1e-12`` (the error estimate is
         returned; double precision limits it to about :math:`10^{-13}`).
         """
+        from scipy import integrate as _integrate
+
         mapping, _ = self._substitution(params)
 
         def integrand(v):

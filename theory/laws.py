@@ -13,7 +13,9 @@ with even moments :math:`\kappa^{2k}\,\mathrm{Cat}(k)`. Uniform law on the disc 
 
 Both are exposed as ``scipy.stats`` distributions (``quarter_circle`` with ``scale=kappa``;
 the disc modulus is ``beta(2, 1, scale=kappa)``), their pdf and cdf being the sympy
-expressions compiled with :func:`sympy.lambdify`.
+expressions compiled with :func:`sympy.lambdify`. scipy.stats (about 0.4 s) is imported on
+first use of one of them (:class:`LazyDistribution`), not with this module: the claim
+registry imports it, and ``gapverify claims`` samples nothing.
 
 References
 ----------
@@ -25,11 +27,11 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
+from typing import Callable
 
 import numpy as np
 import sympy as sp
-from scipy import special, stats
 
 __all__ = [
     "QuarterCircleLaw",
@@ -40,6 +42,7 @@ __all__ = [
     "marchenko_pastur_density",
     "QuarterCircle",
     "UniformDisc",
+    "LazyDistribution",
 ]
 
 x = sp.Symbol("x", positive=True)
@@ -108,30 +111,71 @@ def _standard_callables():
     return pdf, cdf
 
 
-class quarter_circle_gen(stats.rv_continuous):
-    r"""The quarter-circle law :math:`Q_1` on ``[0, 2]``; use ``scale=kappa`` for :math:`Q_\kappa`.
+class LazyDistribution:
+    """A ``scipy.stats`` distribution made by ``make()`` on first use: calling it freezes
+    it (``quarter_circle(scale=kappa)``), any other attribute is the distribution's own
+    (``quarter_circle.cdf``). Importing the module that holds it imports no scipy.stats."""
 
-    .. math:: f(x) = \frac{\sqrt{4 - x^2}}{\pi},\qquad 0 \le x \le 2.
+    def __init__(self, make: Callable[[], object]) -> None:
+        self._make = make
 
-    The density and CDF are the sympy derivation of :func:`quarter_circle_law`,
-    compiled; ``_stats`` gives mean :math:`8/(3\pi)`, variance :math:`1 - 64/(9\pi^2)`.
-    """
+    @cached_property
+    def dist(self):
+        """The ``scipy.stats`` distribution itself."""
+        return self._make()
 
-    def _pdf(self, xs):
-        pdf, _ = _standard_callables()
-        return pdf(np.clip(xs, 0.0, 2.0))
+    def __call__(self, *args, **kwargs):
+        return self.dist(*args, **kwargs)
 
-    def _cdf(self, xs):
-        _, cdf = _standard_callables()
-        return np.clip(cdf(np.clip(xs, 0.0, 2.0)), 0.0, 1.0)
-
-    def _munp(self, n):
-        # E X^n = 2^n Gamma((n+1)/2) / (sqrt(pi) Gamma(n/2 + 2))  (QuarterCircleLaw.moment at kappa=1)
-        return 2.0**n * special.gamma((n + 1) / 2) / (np.sqrt(np.pi) * special.gamma(n / 2 + 2))
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "_make":  # pickling, copying: not the law's
+            raise AttributeError(name)
+        return getattr(self.dist, name)
 
 
-#: ``scipy.stats`` distribution of :math:`Q_1`; ``quarter_circle(scale=kappa)`` is :math:`Q_\kappa`.
-quarter_circle = quarter_circle_gen(a=0.0, b=2.0, name="quarter_circle")
+@cache
+def _quarter_circle_gen() -> type:
+    """The ``scipy.stats.rv_continuous`` subclass of :math:`Q_1` (scipy imported here)."""
+    from scipy import special, stats
+
+    class quarter_circle_gen(stats.rv_continuous):
+        r"""The quarter-circle law :math:`Q_1` on ``[0, 2]``; use ``scale=kappa`` for
+        :math:`Q_\kappa`.
+
+        .. math:: f(x) = \frac{\sqrt{4 - x^2}}{\pi},\qquad 0 \le x \le 2.
+
+        The density and CDF are the sympy derivation of :func:`quarter_circle_law`,
+        compiled; ``_munp`` gives the moments :math:`2^n\Gamma(\frac{n+1}2)/(\sqrt\pi\,
+        \Gamma(\frac n2 + 2))`.
+        """
+
+        def _pdf(self, xs):
+            pdf, _ = _standard_callables()
+            return pdf(np.clip(xs, 0.0, 2.0))
+
+        def _cdf(self, xs):
+            _, cdf = _standard_callables()
+            return np.clip(cdf(np.clip(xs, 0.0, 2.0)), 0.0, 1.0)
+
+        def _munp(self, n):
+            # E X^n = 2^n Gamma((n+1)/2) / (sqrt(pi) Gamma(n/2 + 2))  (QuarterCircleLaw.moment at kappa=1)
+            return 2.0**n * special.gamma((n + 1) / 2) / (np.sqrt(np.pi) * special.gamma(n / 2 + 2))
+
+    # pickled by reference, found by this module's __getattr__
+    quarter_circle_gen.__module__, quarter_circle_gen.__qualname__ = __name__, "quarter_circle_gen"
+    return quarter_circle_gen
+
+
+def __getattr__(name: str):
+    # the distribution's class, made on first use (PEP 562; pickle finds it here)
+    if name == "quarter_circle_gen":
+        return _quarter_circle_gen()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: ``scipy.stats`` distribution of :math:`Q_1`; ``quarter_circle(scale=kappa)`` is :math:`Q_\kappa`
+#: (made on first use, :class:`LazyDistribution`).
+quarter_circle = LazyDistribution(lambda: _quarter_circle_gen()(a=0.0, b=2.0, name="quarter_circle"))
 
 
 @dataclass(frozen=True)
@@ -144,6 +188,8 @@ class DiscModulusLaw:
 
     def frozen(self, kappa: float):
         """``scipy.stats.beta(2, 1, scale=kappa)``: the same CDF :math:`(r/\\kappa)^2`."""
+        from scipy import stats
+
         return stats.beta(2, 1, scale=float(kappa))
 
 

@@ -74,7 +74,6 @@ from functools import cache
 import mpmath
 import numpy as np
 import sympy as sp
-from scipy import integrate, special, stats
 
 from gapverify.theory.edge_offset import TW1_MEAN, tracy_widom_offset
 
@@ -189,6 +188,8 @@ def _z_of(x, s2: float, T: float, row: str):
 
 def entry_sf(x, s2: float, T: float, row: str = "self"):
     r""":math:`P(b > x)` for one entry of :math:`\sqrt T A^\perp` (module docstring, item 1)."""
+    from scipy import special
+
     _kappa(s2)
     return special.ndtr(-_z_of(x, s2, _check_T(T), row))
 
@@ -202,11 +203,15 @@ def order_statistic_sf(x, s2: float, T: float, k: int = 1, row: str = "self"):
     N = float(T) ** 2
     if k == 1:
         return -np.expm1(N * np.log1p(-np.minimum(p, 1 - 1e-16)))  # 1 - (1 - p)^N
+    from scipy import stats
+
     return stats.binom.sf(k - 1, int(round(N)), p)
 
 
 def _x_at(s2: float, T: float, p: float, row: str) -> float:
     """The ``x`` with ``P(b > x) = p`` (inverse of :func:`entry_sf`)."""
+    from scipy import special
+
     m, sd = _log_ratio_law(s2, T, row)
     lr = m + sd * float(-special.ndtri(p))
     y = math.exp(lr) if row == "mean" else T / (1.0 + math.exp(-lr))  # R = y/(T-y)
@@ -224,6 +229,8 @@ def _range(s2: float, T: float, k: int, row: str) -> tuple[float, float]:
 def max_entry_mean(s2: float, T: float, k: int = 1, row: str = "self") -> float:
     r""":math:`\mathbb E a_{(k)} = lo + \int_{lo}^{hi} P(a_{(k)} > x)dx` (mass outside
     ``[lo, hi]`` below 1e-16)."""
+    from scipy import integrate
+
     lo, hi = _range(s2, T, k, row)
     val, _ = integrate.quad(lambda x: float(order_statistic_sf(x, s2, T, k, row)), lo, hi,
                             limit=200, epsabs=1e-12)
@@ -247,6 +254,8 @@ def edge_mean(s2: float, T: float, k: int = 1, bulk: bool = True, row: str = "se
     .. math:: e_T + (2\kappa - e_T)P(a_{(k)} > \kappa)
               + \int_\kappa^\infty (1 - \kappa^2/x^2) P(a_{(k)} > x)\,dx.
     """
+    from scipy import integrate
+
     kap = _kappa(s2)
     e = bulk_edge(s2, T) if bulk else 2.0 * kap
     _, hi = _range(s2, T, k, row)
@@ -264,6 +273,8 @@ def edge_sd(s2: float, T: float, bulk: bool = True, row: str = "self") -> float:
     \int_\kappa^\infty 2g(x)g'(x)P(a_T > x)dx`, :math:`g` the spike map; the bulk's own
     Tracy-Widom spread (:math:`\kappa 2^{-2/3}T^{-2/3}` times the sd 1.27 of TW_1) is left
     out, so this is a lower bound where no spike is out."""
+    from scipy import integrate
+
     kap = _kappa(s2)
     e = bulk_edge(s2, T) if bulk else 2.0 * kap
     mean = edge_mean(s2, T, 1, bulk, row)

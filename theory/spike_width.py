@@ -54,7 +54,6 @@ import math
 from functools import cache
 
 import sympy as sp
-from scipy import integrate
 
 from gapverify.theory import spike_edge
 from gapverify.theory.layers import x_star_depth1_formula
@@ -159,6 +158,8 @@ def width_excess(s2: float, gamma: float, T: float) -> float:
               = \frac1{x^*}\int_{\kappa u_c}^\infty \psi'(x/\kappa)\,\kappa^{-1}
                 P(a_T > x)\,dx.
     """
+    from scipy import integrate
+
     g = _gamma(gamma)
     kap = spike_edge._kappa(s2)
     uc = width_threshold(g)

@@ -139,3 +139,16 @@ def test_sampler_factory_draws_the_law():
     assert Z.std() / Z.mean() == pytest.approx(1 / math.sqrt(2), rel=0.02)
     A = law.markov(np.random.default_rng(0), 64)
     assert np.allclose(A.sum(axis=1), 1.0)
+
+
+def test_one_object_holds_the_theory_and_the_sampler():
+    from gapverify.theory.entry_laws import FAMILIES, NAMED_LAWS, sampler
+
+    assert set(FAMILIES) == {"gaussian-logits", "exponential", "scipy"}
+    assert list(NAMED_LAWS) == ["gaussian-logits", "lognormal", "exponential"]
+    law = parse_entry_law("exponential")
+    assert law.kappa == 1.0 and law.markov(np.random.default_rng(0), 8).shape == (8, 8)
+    fixed = parse_entry_law("gaussian-logits(0.25)")
+    assert np.array_equal(fixed.at(0.0, 0.5).markov(np.random.default_rng(1), 8),
+                          sampler("gaussian-logits(0.25)", 0.0, 0.5).markov(np.random.default_rng(1), 8))
+    assert parse_entry_law(None).s2 is None and parse_entry_law(None).at(0.1, 0.5).s2 == 0.5

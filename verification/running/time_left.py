@@ -2,14 +2,16 @@
 "about N s left").
 
 Reference seconds. A task of experiment ``e`` at size ``T`` took, on the reference
-machine, ``R_e(T) = a_e + b_e T^2 + c_e T^3`` seconds (:data:`REFERENCE_SECONDS`: non-negative
+machine, ``R_e(T) = a_e + b_e T^2 + c_e T^3`` seconds: the ``seconds`` of ``e``'s record
+(:class:`numerics.experiment_record.Experiment`, written beside its function: non-negative
 least squares in relative error on the per-size mean seconds of the standard sweep of
 2026-12-01, ``make verify`` on 2 cores, 22 444 tasks; printed by
 ``python scripts/replay_time_left.py STORE --calibrate``, to be rerun when the experiments'
-cost changes). An experiment not in the table (a claim file's, a plug-in's) takes
-``R_e(T) = 1e-9 task_cost`` with :func:`task_cost` = ``c T^2`` or ``T^3`` (the relative
-cost the sweep orders its tasks by), and its own fitted ``a + b T^2 + c T^3`` once it has
-finished tasks at three sizes or more.
+cost changes). An experiment without them (a claim file's, a plug-in's) takes
+``R_e(T) = 1e-9 task_cost`` with :func:`task_cost` = ``c T^2`` or ``T^3`` (the record's
+``quadratic``: the relative cost the sweep orders its tasks by), and its own fitted
+``a + b T^2 + c T^3`` once it has finished tasks at three sizes or more.
+:data:`REFERENCE_SECONDS` and ``_QUADRATIC`` are views of the records, by name.
 
 Time left (:class:`TimeLeft`). A task still to run is predicted to take ``t_e(T)``: the
 mean seconds of the finished tasks at that ``(e, T)``; else ``k_e R_e(T)`` with
@@ -39,55 +41,39 @@ class Task(Protocol):
 
 __all__ = ["task_cost", "REFERENCE_SECONDS", "reference_seconds", "TimeLeft"]
 
-#: Experiments whose cost is O(T^2) per task (sampling, Lanczos); all others are taken
-#: as O(T^3) (full spectra, products with d x d weights).
-_QUADRATIC = {"softmax.kappa": 1.0, "markov.outliers": 200.0, "gradient.input": 200.0,
-              "markov.edge": 200.0}
+def _record(name: str):
+    """The built-in record of experiment ``name`` (its cost facts), else one without facts
+    (a claim file's, a plug-in's): :mod:`numerics.experiment_record`."""
+    from gapverify.numerics.experiment_record import bare_record
+    from gapverify.numerics.experiments import RECORDS  # every family, when costed
+
+    return RECORDS.get(name) or bare_record(name, None)
 
 
 def task_cost(task: Task) -> float:
-    """A relative cost to order tasks by, largest first: ``c T^2`` or ``T^3``."""
-    T = float(task.T)
-    c = _QUADRATIC.get(task.experiment)
-    return c * T * T if c is not None else T ** 3
-
-
-#: Seconds one task took on the reference machine, ``a + b T^2 + c T^3`` per experiment
-#: (non-negative least squares in relative error on the per-size means): the standard
-#: sweep of 2026-12-01 (``make verify``, 2 cores, 22 444 tasks), printed by
-#: ``python scripts/replay_time_left.py STORE --calibrate``. Read by :class:`TimeLeft` only.
-REFERENCE_SECONDS: dict[str, tuple[float, float, float]] = {
-    "causal.cesaro": (0.00349, 4.17e-08, 5.46e-12),
-    "causal.depth": (0.00433, 4.27e-07, 1.32e-09),
-    "depth.network": (0.00252, 6.55e-07, 1.08e-09),
-    "fix.spectrum": (0.00113, 5.59e-07, 1.77e-09),
-    "gradient.input": (0.00369, 1.07e-07, 2e-10),
-    "gradient.value": (0.00237, 4.08e-07, 2.31e-09),
-    "heavy_tail.edge": (0.00164, 2.38e-08, 8.66e-12),
-    "kq.attention": (0.00795, 4.38e-07, 8.74e-10),
-    "markov.circular_law": (0.0004, 3.25e-07, 4.76e-10),
-    "markov.outliers": (0.00629, 1.61e-07, 0.0),
-    "markov.singular_law": (0.00147, 6.82e-08, 1.31e-10),
-    "softmax.kappa": (0.000571, 1.81e-08, 0.0),
-    "variants.linear": (0.0715, 4.23e-07, 0.0),
-    "variants.normalization": (0.0156, 1.25e-06, 6.29e-09),
-    "variants.relu": (0.0447, 3.54e-07, 0.0),
-    "variants.sigmoid": (0.0837, 2.11e-07, 2.07e-10),
-    "width.stable_rank": (0.00268, 1.62e-07, 1.03e-10),
-    # the long profile's experiment, fitted the same way on its own sweep (2026-12-02,
-    # gapverify run --profile long, 2 cores, 320 tasks: 1.5 s at T = 4096, 48 s at 16384)
-    "markov.edge": (0.0, 6.66e-08, 7.02e-12),
-}
+    """A relative cost to order tasks by, largest first: ``c T^2`` or ``T^3``
+    (:meth:`~numerics.experiment_record.Experiment.order_cost`)."""
+    return _record(task.experiment).order_cost(task.T)
 
 
 def reference_seconds(task: Task) -> float:
-    """A task's seconds on the reference machine (:data:`REFERENCE_SECONDS`); an
-    experiment not listed (a claim file's, a plug-in's) takes ``1e-9 task_cost``."""
-    coef = REFERENCE_SECONDS.get(task.experiment)
-    if coef is None:
-        return 1e-9 * task_cost(task)
-    a, b, c = coef
-    return a + b * task.T ** 2 + c * task.T ** 3
+    """A task's seconds on the reference machine, ``a + b T^2 + c T^3`` of its record; an
+    experiment without them (a claim file's, a plug-in's) takes ``1e-9 task_cost``
+    (:meth:`~numerics.experiment_record.Experiment.reference_seconds`)."""
+    return _record(task.experiment).reference_seconds(task.T)
+
+
+def __getattr__(name: str):
+    # views of the records, by name (PEP 562: built when first read)
+    if name == "REFERENCE_SECONDS":  # experiment: (a, b, c) of its reference seconds
+        from gapverify.numerics.experiments import RECORDS
+
+        return {e: r.seconds for e, r in RECORDS.items() if r.seconds is not None}
+    if name == "_QUADRATIC":  # experiment: c of its O(T^2) cost c T^2
+        from gapverify.numerics.experiments import RECORDS
+
+        return {e: r.quadratic for e, r in RECORDS.items() if r.quadratic is not None}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TimeLeft:
@@ -98,7 +84,7 @@ class TimeLeft:
     the finished tasks at that ``(e, T)``; else ``k_e R_e(T)`` with ``R_e`` the reference
     seconds (:func:`reference_seconds`) and ``k_e = sum t / sum R_e`` over ``e``'s
     finished tasks (this machine's speed on ``e``), or over all finished tasks when ``e``
-    has none yet. An experiment not in :data:`REFERENCE_SECONDS` with finished tasks at
+    has none yet. An experiment without reference seconds in its record with finished tasks at
     three sizes or more takes for ``R_e`` its own ``a + b T^2 + c T^3`` (non-negative least
     squares in relative error on its mean seconds per size, ``scipy.optimize.nnls``). The
     time left is ``elapsed * sum(t_e(T) left) / sum(t finished)``: the rate at which
@@ -156,13 +142,13 @@ class TimeLeft:
         return elapsed * left / self._seconds
 
     def _fits(self) -> dict[str, np.ndarray]:
-        """``(a, b, c)`` of each experiment not in :data:`REFERENCE_SECONDS` with finished
+        """``(a, b, c)`` of each experiment without reference seconds with finished
         tasks at three sizes or more (see the class docstring)."""
         from scipy.optimize import nnls
 
         sizes: dict[str, list[int]] = {}
         for e, T in self._done:
-            if e not in REFERENCE_SECONDS:
+            if _record(e).seconds is None:
                 sizes.setdefault(e, []).append(T)
         fits = {}
         for e, Ts in sizes.items():
