@@ -14,10 +14,12 @@ The public API (stable)::
   ``verify``, ``predict`` and the rest then take like built-in ones;
 * the claim model, to write claims of your own (:mod:`gapverify.verification.claims.authoring`,
   ``docs/writing-a-claim.md``): :class:`Claim`, :class:`Prediction`, :class:`Check`,
-  :class:`Profile`, :class:`Parameter`, :func:`profiles`, :class:`FiniteSizeModel` and
-  the ready model families of ``Check(models=...)`` (:data:`UNBIASED`,
-  :data:`ONE_OVER_T`, :data:`ONE_OVER_T_SERIES`, :data:`ONE_OVER_LOG_T`), and the
-  registry :data:`CLAIMS`, :func:`get_claim`.
+  :class:`Profile`, :class:`Parameter`, :class:`RateRule`, :func:`profiles`,
+  :class:`FiniteSizeModel` and the ready model families of ``Check(models=...)``
+  (:data:`UNBIASED`, :data:`ONE_OVER_T`, :data:`ONE_OVER_T_SERIES`,
+  :data:`ONE_OVER_LOG_T`): the built-in claims are written with these same names;
+* the registry :data:`CLAIMS` (id -> claim) and :func:`get_claim`, which load the claim
+  files of ``$GAPVERIFY_CLAIMS`` and the installed plug-ins on their first use.
 
 The subpackages: :mod:`gapverify.theory` (sympy/mpmath: what is true),
 :mod:`gapverify.numerics` (numpy/scipy: what is sampled and measured),
@@ -41,6 +43,7 @@ _EXPORTS = {
     "FiniteSizeModel": f"{_V}.claims.authoring", "UNBIASED": f"{_V}.claims.authoring",
     "ONE_OVER_T": f"{_V}.claims.authoring", "ONE_OVER_T_SERIES": f"{_V}.claims.authoring",
     "ONE_OVER_LOG_T": f"{_V}.claims.authoring", "POWER_TARGETS": f"{_V}.claims.authoring",
+    "RateRule": f"{_V}.claims.authoring",
     "CLAIMS": f"{_V}.claims.registry", "get_claim": f"{_V}.claims.registry",
     "UsageError": f"{_V}.claims.inputs",
     "load_claims": f"{_V}.claims.registry",

@@ -6,7 +6,7 @@ import json
 import sympy as sp
 
 from gapverify.theory.laws import QuarterCircle, UniformDisc
-from gapverify.verification import cli
+from gapverify import cli
 from gapverify.verification.claims.registry import BUILT_IN, CLAIMS, SOURCES, get_claim, package_claim_ids
 from gapverify.verification.claims.registry.paper_results import BEYOND, PAPER_RESULTS
 from gapverify.verification.tools.claimdocs import describe_claim, rst_to_markdown

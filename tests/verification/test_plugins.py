@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -21,14 +23,13 @@ TUTORIAL = ROOT / "docs" / "writing-a-claim.md"
 @pytest.fixture(autouse=True)
 def isolated_registry(monkeypatch):
     """Claims loaded here leave the registry (and $GAPVERIFY_CLAIMS) as they found it."""
-    from gapverify.verification.claims import registry
+    from gapverify.verification.claims.registry import REGISTRY
 
+    REGISTRY.load_configured()  # what the session's environment configures, kept
+    saved = REGISTRY.state()
     monkeypatch.setenv("GAPVERIFY_CLAIMS", "")  # restored (unset) afterwards
-    saved = dict(registry.CLAIMS), dict(registry.SOURCES), list(registry._FILES)
     yield
-    for live, old in zip((registry.CLAIMS, registry.SOURCES, registry._FILES), saved):
-        live.clear()
-        live.update(old) if isinstance(live, dict) else live.extend(old)
+    REGISTRY.restore(saved)
 
 
 @pytest.fixture
@@ -106,3 +107,63 @@ def test_an_installed_plugin_claim_is_listed(capsys):
     assert main(["claims", "--json"]) == 0
     ids = {c["id"] for c in json.loads(capsys.readouterr().out)}
     assert "example.column_sums" in ids
+
+
+# --- the registry as an object (issue 33) ---------------------------------------------------
+
+def test_importing_the_registry_loads_no_plugin():
+    """The plug-ins load on the first lookup or listing, not on import."""
+    code = ("import sys\n"
+            "from gapverify.verification.claims import registry\n"
+            "before = any(m.startswith('gapverify.peers') for m in sys.modules)\n"
+            "n = len(registry.CLAIMS)\n"
+            "after = any(m.startswith('gapverify.peers') for m in sys.modules)\n"
+            "print(before, after, 'peers.entropy' in registry.CLAIMS)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_the_built_in_claims_are_the_families_lists_in_order():
+    from gapverify.verification.claims.registry import BUILT_IN, FAMILIES, REGISTRY
+
+    built_in = [c.id for family in FAMILIES for c in family.CLAIMS]
+    assert [c for c in REGISTRY.ids() if REGISTRY.source(c) == BUILT_IN] == built_in
+    assert REGISTRY.ids()[:len(built_in)] == tuple(built_in)
+
+
+def test_the_families_are_written_with_the_public_api():
+    """No family module registers or builds profiles with private helpers: each lists its
+    claims in ``CLAIMS`` and imports Claim, Check, Prediction and profiles from the
+    authoring module (the names ``from gapverify import ...`` gives a claim file)."""
+    from gapverify.verification.claims import authoring
+    from gapverify.verification.claims.registry import FAMILIES
+
+    for family in FAMILIES:
+        source = Path(family.__file__).read_text()
+        assert "_register" not in source and "_profiles(" not in source, family.__name__
+        for name in ("Claim", "Check", "Prediction"):
+            assert getattr(family, name) is getattr(authoring, name), (family.__name__, name)
+
+
+def test_a_registry_of_its_own(tutorial_file):
+    """A fresh registry holds what it is given and loads what it is asked to."""
+    from gapverify.verification.claims.errors import UnknownClaimError
+    from gapverify.verification.claims.registry import BUILT_IN, REGISTRY, Registry
+
+    kappa = REGISTRY.get("softmax.kappa")
+    mine = Registry([kappa])
+    assert mine.ids() == ("softmax.kappa",) and mine.source("softmax.kappa") == BUILT_IN
+    with pytest.raises(ValueError, match="already registered"):
+        mine.register(kappa)
+    with pytest.raises(UnknownClaimError, match="known claims: softmax.kappa"):
+        mine.get("peers.entropy")
+    assert mine.load_files([tutorial_file]) == ["tutorial.participation"]
+    assert mine.file_ids() == ("tutorial.participation",)
+    assert mine.default_ids() == ("softmax.kappa", "tutorial.participation")
+    assert mine.load_files([tutorial_file]) == []  # a file loaded once
+    assert "peers.entropy" in mine.load_plugins()
+    assert "peers.entropy" in mine.package_ids()
+    assert "tutorial.participation" not in mine.package_ids()
+    assert "tutorial.participation" not in REGISTRY  # the package's registry untouched

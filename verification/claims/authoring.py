@@ -33,21 +33,31 @@ The pieces:
   or arrays) of one replicate at size ``T``; ``rng`` is a ``numpy.random.Generator``
   spawned from the run's root seed (use no other randomness);
 * :func:`profiles` -- the sweeps: ``profiles(quick=(64, 1024, 24))`` is the geometric grid
-  ``64, 91, 128, ..., 1024`` with 24 replicates per size and the quick power target.
+  ``64, 91, 128, ..., 1024`` with 24 replicates per size and the quick power target;
+  ``large`` and ``gpu`` sweeps go beyond the standard sizes (``gpu`` runs only with
+  ``--backend torch`` or ``cupy``);
+* :class:`RateRule` -- a stated rate that depends on the parameters, e.g.
+  ``RateRule("2 l - 1", lambda p: 2 * p["depth"] - 1)``.
+
+The built-in claims (:mod:`gapverify.verification.claims.registry`) are written with these
+same names, each family module listing its claims in ``CLAIMS`` as a claim file does.
+Importing this module loads no claim.
 """
 from __future__ import annotations
 
-from gapverify.theory.parameters import PARAMETERS, Parameter
-import importlib
+import math
 
+from gapverify.theory.parameters import PARAMETERS, Parameter
 from gapverify.verification.claims.finite_size import (
     ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED, FiniteSizeModel,
 )
-from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Prediction, Profile
+from gapverify.verification.claims.model import (
+    POWER_TARGETS, Check, Claim, Prediction, Profile, RateRule,
+)
 
 __all__ = ["Claim", "Prediction", "Check", "Profile", "Parameter", "PARAMETERS",
            "POWER_TARGETS", "geometric_sizes", "profiles", "FiniteSizeModel", "UNBIASED",
-           "ONE_OVER_T", "ONE_OVER_T_SERIES", "ONE_OVER_LOG_T"]
+           "ONE_OVER_T", "ONE_OVER_T_SERIES", "ONE_OVER_LOG_T", "RateRule"]
 
 
 def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
@@ -55,13 +65,10 @@ def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
     if not (isinstance(low, int) and isinstance(high, int) and 16 <= low < high):
         raise ValueError(f"parameter 'sizes' must be integers 16 <= low < high, got "
                          f"({low!r}, {high!r})")
-    return _common()._grid(low, high)
-
-
-def _common():
-    # read on first use: importing this module must not load the registry, whose plug-ins
-    # import this module's names (``from gapverify import Check, profiles``)
-    return importlib.import_module("gapverify.verification.claims.registry._common")
+    ratio = math.sqrt(2)
+    # the tolerance keeps a bound given to 4 digits, e.g. 724 ~ 64 * sqrt(2)^7 = 724.08
+    n = int(math.floor(math.log(high / low) / math.log(ratio) + 1e-3)) + 1
+    return tuple(int(round(low * ratio**k)) for k in range(n))
 
 
 def profiles(**sweeps: tuple[int, int, int]) -> dict[str, Profile]:

@@ -1,7 +1,15 @@
-"""The input error every layer raises (no imports: the claim model, the loader, the
-running layer and the API all use it without depending on each other)."""
+"""The input errors every layer raises (no imports: the claim model, the loader, the
+registry, the running layer and the API all use them without depending on each other)."""
 
 
 class UsageError(ValueError):
     """Bad input (a command-line option or an API argument): the message names the
     parameter and its allowed values; the command line prints it on one line, exit 2."""
+
+
+class UnknownClaimError(KeyError):
+    """A claim id the registry does not hold (:meth:`..registry.core.Registry.get`); the
+    message names the known claims."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
+        return str(self.args[0])

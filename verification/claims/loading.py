@@ -1,7 +1,9 @@
 """Claims written outside the package: a Python file or an installed plug-in.
 
-Sources, read in this order by :func:`configured_claims` (the registry registers what it
-returns beside the built-in claims):
+Sources, read in this order by :func:`configured_claims` (the registry,
+:class:`gapverify.verification.claims.registry.core.Registry`, registers what it returns
+beside the built-in claims, when asked: :meth:`~.registry.core.Registry.load_configured`,
+``load_files``, ``load_plugins``; importing this module or the registry loads nothing):
 
 * files named in ``$GAPVERIFY_CLAIMS`` (``os.pathsep``-separated); ``--claims-from PATH``
   adds to it, so that worker processes load the same files;

@@ -25,8 +25,8 @@ import numpy as np
 
 from gapverify.theory import spike_edge, spike_width
 from gapverify.theory.edge_offset import tracy_widom_offset
-from gapverify.verification.claims.model import POWER_TARGETS, Profile
-from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _grid, _kappa
+from gapverify.verification.claims.authoring import POWER_TARGETS, Profile, geometric_sizes
+from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _kappa
 
 __all__ = ["tracy_widom_correction", "TW_EDGE_NOTE", "bulk_edge_floor", "width_edge_floor",
            "long_profile", "LONG_CASES", "SPIKE_NOTE", "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
@@ -102,7 +102,7 @@ SPIKE_NOTE = ("judged where the bulk edge holds: every size for s2 <= {light}, e
 #: The long profile's sizes and replicates: t_min(log 2) = 3541 < 4096 for the edges, 5756
 #: for sr(Aperp)/T (its four largest sizes); 32 draws (docs/kappa-one.md sizes them from the
 #: spike model's spread: sd per draw 0.061 at 4096, 0.017 at 16384, s2 = log 2)
-LONG_SIZES = _grid(4096, 16384)
+LONG_SIZES = geometric_sizes(4096, 16384)
 LONG_REPLICATES = 32
 #: s2 = 1/2 (kappa = 0.805) and the paper's default log 2 (kappa = 1)
 LONG_CASES: tuple[Mapping[str, float], ...] = ({"s2": 0.5}, {})

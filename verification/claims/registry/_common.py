@@ -1,9 +1,10 @@
-r"""Shared pieces of the claim families: references, size grids and profiles, the
-laws' CDFs, round-off tolerances, and the one :data:`CLAIMS` dictionary they register into."""
+r"""Shared pieces of the claim families: references, the laws' CDFs, round-off
+tolerances, the edge and moment reads of a check and their notes. The claims themselves are
+written with the public authoring API (:mod:`...authoring`) and registered by the registry
+(:mod:`.core`), as a claim file's are."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Mapping
 
 import numpy as np
@@ -13,9 +14,8 @@ from gapverify.numerics.statistics import LANCZOS_TOL
 from gapverify.theory.laws import disc_modulus_law, quarter_circle
 from gapverify.theory.markov import kappa_of
 
-from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Profile
-from gapverify.verification.claims.finite_size import (  # noqa: F401 - the families, here too
-    ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED,
+from gapverify.verification.claims.authoring import (  # noqa: F401 - the families, here too
+    ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED, Check,
 )
 
 EPS = float(np.finfo(float).eps)
@@ -38,32 +38,6 @@ def _quarter_circle_cdf(p: Mapping[str, float], scale: float):
 
 def _disc_modulus_cdf(p: Mapping[str, float], scale: float):
     return disc_modulus_law().frozen(_kappa(p) * scale).cdf
-
-
-def _grid(low: int, high: int, ratio: float = math.sqrt(2)) -> tuple[int, ...]:
-    """Geometric grid ``low * ratio^k <= high``, rounded to integers."""
-    # the tolerance keeps a bound given to 4 digits, e.g. 724 ~ 64 * sqrt(2)^7 = 724.08
-    n = int(math.floor(math.log(high / low) / math.log(ratio) + 1e-3)) + 1
-    return tuple(int(round(low * ratio**k)) for k in range(n))
-
-
-def _profiles(quick: tuple[int, int, int], standard: tuple[int, int, int],
-              large: tuple[int, int, int] | None = None,
-              gpu: tuple[int, int, int] | None = None) -> dict[str, Profile]:
-    """Profiles ``(low, high, replicates)``, each with its power target; ``large`` goes
-    beyond the standard sizes: to ``T = 16384`` for the Lanczos-based claims where memory
-    allows (``verification.running.runner.check_memory``), to ``T = 1024`` for
-    ``depth.stable_rank`` (a margin over the standard's power); ``gpu`` (claims with an
-    array-API experiment, :mod:`numerics.array_api`) reaches ``T = 65536`` and runs only with ``--backend torch``
-    or ``cupy`` (``verification.running.sampling_inputs.backend_keys``)."""
-    (ql, qh, qr), (sl, sh, sr) = quick, standard
-    out = {"quick": Profile(_grid(ql, qh), qr, POWER_TARGETS["quick"]),
-           "standard": Profile(_grid(sl, sh), sr, POWER_TARGETS["standard"])}
-    if large is not None:
-        out["large"] = Profile(_grid(large[0], large[1]), large[2], POWER_TARGETS["large"])
-    if gpu is not None:
-        out["gpu"] = Profile(_grid(gpu[0], gpu[1]), gpu[2], POWER_TARGETS["gpu"])
-    return out
 
 
 # --- exact tolerances -------------------------------------------------------------------
@@ -189,23 +163,6 @@ def read_through_moments(prediction: str, over: str, rate_status: str, recorded_
                   rate_status=rate_status, rate_note=_MOMENT_NOTE, **where),
             Check(prediction, prediction.replace("_over_T", "_edge_over_T"), "limit",
                   asserted=False, record_note=_EDGE_RECORDED_NOTE + recorded_why, **where))
-
-
-CLAIMS: dict[str, Claim] = {}
-
-
-def _register(claim: Claim) -> None:
-    names = {p.name for p in claim.predictions}
-    for check in claim.checks:
-        if check.prediction not in names:
-            raise AssertionError(f"{claim.id}: check of unknown prediction {check.prediction}")
-        if check.relative_to is not None and check.relative_to[0] not in names:
-            raise AssertionError(f"{claim.id}: check relative to unknown prediction "
-                                 f"{check.relative_to[0]}")
-    from gapverify.verification.claims.registry.paper_results import annotate
-
-    CLAIMS[claim.id] = annotate(claim)
-
 
 
 def _k2(p: Mapping[str, sp.Expr]) -> sp.Expr:

@@ -16,11 +16,11 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-from gapverify.verification.claims.model import Check, Claim, Prediction
-from gapverify.verification.claims.finite_size import FiniteSizeModel
-from gapverify.verification.claims.registry._common import (
-    EPS, GAP, UNBIASED, _k2, _profiles, _register,
+from gapverify.verification.claims.authoring import (
+    UNBIASED, Check, Claim, FiniteSizeModel, Prediction, profiles,
 )
+from gapverify.verification.claims.registry._common import EPS, GAP, _k2
+
 
 _HARDY = "Hardy, Littlewood, Polya, Inequalities, CUP 1952, Thm. 326 (sharp constant p/(p-1))"
 _WILF = "Wilf, Finite sections of some classical inequalities, Springer 1970"
@@ -107,7 +107,11 @@ _late_noise_bias = _row_noise_bias("_late_noise_bias", lambda T: T // 2)  # T/2 
 _CAUSAL_CASES = {"quick": ({"s2": 0.5}, {"s2": 1.0}),
                  "standard": ({"s2": 0.5}, {"s2": 1.0}, {"s2": 0.25})}
 
-_register(Claim(
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
+CLAIMS.append(Claim(
     id="causal.cesaro",
     title=r"Causal attention: $\mathbb{E}A = C_T$ (Cesaro), $\|C_T\|_F^2=H_T$, $s_1(C_T)\to2$, $\|A-C_T\|_F^2/H_T\to\kappa^2$",
     predictions=(
@@ -170,7 +174,7 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="causal.cesaro",
     references=(GAP, _HARDY, _WILF),
-    profiles=_profiles((64, 512, 24), (64, 1024, 32)),
+    profiles=profiles(quick=(64, 512, 24), standard=(64, 1024, 32)),
     cases=_CAUSAL_CASES,
 ))
 
@@ -191,7 +195,7 @@ _DEPTH_MEASURED = ("measured (s2 = log 2 unless stated; 4 replicates, s2 = 0.5, 
                    "fix, sr(Sigma_3) 1.007-1.017 and 1.11-1.19, at T = 64..512, with no trend "
                    "in T")
 
-_register(Claim(
+CLAIMS.append(Claim(
     id="causal.depth",
     title=r"Causal attention collapses in depth with and without the causal fix $A-C_T$: $\mathrm{sr}(\Sigma_L)/T\to0$",
     predictions=(
@@ -227,6 +231,6 @@ _register(Claim(
     references=(GAP,),
     # two networks per replicate, O(L (T d^2 + T^3)) each (as variants.normalization)
     # quick: 24 replicates (with 12, sr_Sigma_std_over_T had power 5.85% at depth 2)
-    profiles=_profiles((64, 256, 24), (64, 512, 24)),
+    profiles=profiles(quick=(64, 256, 24), standard=(64, 512, 24)),
     cases=_DEPTH_CASES,
 ))

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import sympy as sp
 
-from gapverify.verification.claims.model import Check, Claim, Prediction
-from gapverify.verification.claims.registry._common import BCC, GAP, _profiles, _register
+from gapverify.verification.claims.authoring import Check, Claim, Prediction, profiles
+from gapverify.verification.claims.registry._common import BCC, GAP
 
 _BBP = "Baik, Ben Arous, Peche, Ann. Probab. 33 (2005), arXiv:math/0403022"
 _CASES = {"quick": ({"s2": 1.0}, {"s2": 2.0}, {"s2": 3.0}),
           "standard": ({"s2": 1.0}, {"s2": 2.0}, {"s2": 3.0})}
 
-_register(Claim(
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
+CLAIMS.append(Claim(
     id="heavy_tail.edge",
     title=r"Heavy tails: $\sqrt{T}s_2(A)$ tracks the largest column of $\sqrt{T}A^\perp$ at finite $T$",
     predictions=(
@@ -45,6 +49,6 @@ _register(Claim(
     parameters=("s2", "mu"),
     experiment="heavy_tail.edge",
     references=(GAP, BCC, _BBP),
-    profiles=_profiles((64, 1024, 16), (64, 2048, 24)),
+    profiles=profiles(quick=(64, 1024, 16), standard=(64, 2048, 24)),
     cases=_CASES,
 ))

@@ -6,11 +6,14 @@ import sympy as sp
 
 from gapverify.theory.markov import sr_Aperp_over_T, width_standard_predictions
 
-from gapverify.verification.claims.model import Check, Claim, Prediction, RateRule
-from gapverify.verification.claims.registry._common import (
-    GAP, ONE_OVER_T_SERIES, ROW_AVERAGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, _profiles,
-    _register, light_tails, read_through_edge, read_through_moments, split_by_domain,
+from gapverify.verification.claims.authoring import (
+    ONE_OVER_T_SERIES, Check, Claim, Prediction, RateRule, profiles,
 )
+from gapverify.verification.claims.registry._common import (
+    GAP, ROW_AVERAGE_NOTE, _LIGHT_TAIL_NOTE, _k2, _layers, light_tails, read_through_edge,
+    read_through_moments, split_by_domain,
+)
+
 from gapverify.verification.claims.registry._bulk_edge import (
     LONG_CASES, SPIKE_NOTE, WIDTH_SPIKE_NOTE, bulk_edge_floor, long_profile, width_edge_floor,
 )
@@ -60,7 +63,11 @@ def _width_fixed(name: str):
 
 
 
-_register(Claim(
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
+CLAIMS.append(Claim(
     id="width.stable_rank",
     title=r"Rank collapse in width: $\mathrm{sr}$ bounded for $A$, linear in $T$ for $A^\perp$",
     predictions=(
@@ -108,8 +115,9 @@ _register(Claim(
     references=(GAP,),
     # gpu: --backend torch|cupy only; at T = 32768, gamma = 1/2 (d = 65536): A 8 GiB, Y and
     # A Y 16 GiB each in float64 (numerics.array_api never forms Aperp nor a Gram matrix)
-    profiles={**_profiles((64, 1024, 48), (64, 1024, 128), large=(1024, 16384, 6),
-                          gpu=(1024, 32768, 4)),
+    profiles={**profiles(quick=(64, 1024, 48), standard=(64, 1024, 128),
+                         large=(1024, 16384, 6),
+                         gpu=(1024, 32768, 4)),
               "long": long_profile("sr_Aperp_over_T")},
     # two kappa (s2 = 1/4, 1/2) and two gamma at light tails; standard adds the paper's log 2
     cases={"quick": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
@@ -149,7 +157,7 @@ _FC_NOTE = ("s1(X_l perp) is the top singular value of a product of l bulk matri
             "mean approached the limit from above (+9% at T = 64, +2% at T = 512 for "
             "(l, gamma) = (2, 1))")
 
-_register(Claim(
+CLAIMS.append(Claim(
     id="depth.stable_rank",
     title=r"Rank collapse in depth: $\mathrm{sr}(X_\ell)\to1$; with $A^\perp$, $\mathrm{sr}/T$ from free probability",
     predictions=(
@@ -202,11 +210,11 @@ _register(Claim(
     # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%.
     # With depth 1 at s2 = 0.35: power 1.2-2.3% over 20 quick seeds (base 173205),
     # 0.96-1.38% over 5 standard seeds (base 161803), docs/power.md item 7
-    profiles=_profiles((64, 724, 48), (64, 724, 128), large=(64, 1024, 128)),
+    profiles=profiles(quick=(64, 724, 48), standard=(64, 724, 128), large=(64, 1024, 128)),
     cases=_DEPTH_CASES,
 ))
 
-_register(Claim(
+CLAIMS.append(Claim(
     id="depth.frobenius",
     title=r"$\|A_\ell\cdots A_1\|_F^2 \to 1$ for $\ell\ge2$; $T^{\ell-1}\|A^\perp_\ell\cdots A^\perp_1\|_F^2\to\kappa^{2\ell}$",
     predictions=(
@@ -239,6 +247,6 @@ _register(Claim(
     references=(GAP,),
     # standard: 96 replicates (the first 48 shared with depth.stable_rank): with 48, depth 3
     # had power 2.7% at the default seed and lacked power (above 3%) in 3 of 5 other seeds
-    profiles=_profiles((64, 512, 24), (64, 512, 96)),
+    profiles=profiles(quick=(64, 512, 24), standard=(64, 512, 96)),
     cases=_FROB_CASES,
 ))

@@ -63,10 +63,11 @@ from gapverify.numerics.hf_models import INSTALL_HINT, MODEL_NAMES, models_avail
 from gapverify.theory.real_models import (
     cesaro_ratio_limit, frobenius_limit, layer1_logit_variance,
 )
-from gapverify.verification.claims.model import POWER_TARGETS, Check, Claim, Prediction, Profile
-from gapverify.verification.claims.registry._common import (
-    GAP, ONE_OVER_LOG_T, ONE_OVER_T_SERIES, _register,
+from gapverify.verification.claims.authoring import (
+    ONE_OVER_LOG_T, ONE_OVER_T_SERIES, POWER_TARGETS, Check, Claim, Prediction, Profile,
 )
+from gapverify.verification.claims.registry._common import GAP
+
 
 _BERT = "Devlin et al., BERT, NAACL 2019, arXiv:1810.04805"
 _ROBERTA = "Liu et al., RoBERTa, arXiv:1907.11692"
@@ -257,8 +258,12 @@ def _gpt2_claim() -> Claim:
         profiles=_profiles_for("gpt2"), cases=_DEPTH_CASES)
 
 
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
 for _name in MODEL_NAMES:
-    _register(_gpt2_claim() if _name == "gpt2" else _encoder_claim(_name))
+    CLAIMS.append(_gpt2_claim() if _name == "gpt2" else _encoder_claim(_name))
 
 
 # --- training.fix ----------------------------------------------------------------------
@@ -272,7 +277,7 @@ def _fisher_tolerance(T: int, m: Mapping[str, object]) -> float:
     return 0.5  # the statistic is 0 or 1
 
 
-_register(Claim(
+CLAIMS.append(Claim(
     id="training.fix",
     title=(r"Trainability (empirical): with the fix $A-\mathbf{1}\mathbf{1}^\top/T$ a deep "
            r"attention network trains more often within a step budget (Fisher's exact test)"),

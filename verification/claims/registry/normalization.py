@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from gapverify.verification.claims.model import Check, Claim, Prediction, RateRule
-from gapverify.verification.claims.registry._common import GAP, _profiles, _register
+from gapverify.verification.claims.authoring import Check, Claim, Prediction, RateRule, profiles
+from gapverify.verification.claims.registry._common import GAP
 
 _CASES = {"quick": ({"depth": 2, "gamma": 1.0}, {"depth": 3, "gamma": 0.5}),
           "standard": ({"depth": 2, "gamma": 1.0}, {"depth": 3, "gamma": 1.0},
@@ -32,7 +32,11 @@ _NOTE = ("empirical: the plain network's derived rate 2 l - 1 (depth.stable_rank
          "slowest; a rate 0.5 faster is rejected at l = 2, not always at l = 3, where 2 l - 0.9 "
          "is within the fits' errors of the truth 2 l - 1")
 
-_register(Claim(
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
+CLAIMS.append(Claim(
     id="variants.normalization",
     title=r"LayerNorm and skip connections do not prevent rank collapse: $\mathrm{sr}(\Sigma_\ell)\to1$, $\ell\ge2$",
     predictions=tuple(
@@ -50,6 +54,6 @@ _register(Claim(
     references=(GAP,),
     # eight networks per replicate, O(L (T d^2 + T^3)) each: the standard profile stops at
     # T = 512 to stay within minutes
-    profiles=_profiles((64, 256, 12), (64, 512, 12)),
+    profiles=profiles(quick=(64, 256, 12), standard=(64, 512, 12)),
     cases=_CASES,
 ))

@@ -8,10 +8,11 @@ import sympy as sp
 
 from gapverify.theory.markov import outlier_predictions, width_standard_predictions
 
-from gapverify.verification.claims.model import Check, Claim, Prediction
-from gapverify.verification.claims.registry._common import (
-    CEX, GAP, ONE_OVER_T, RIDER, UNBIASED, _profiles, _register, split_by_domain,
+from gapverify.verification.claims.authoring import (
+    ONE_OVER_T, UNBIASED, Check, Claim, Prediction, profiles,
 )
+from gapverify.verification.claims.registry._common import CEX, GAP, RIDER, split_by_domain
+
 
 
 _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess kurtosis "
@@ -30,7 +31,11 @@ _RATIO_NOTE = ("the mean of a ratio of sample moments over T rows of X W^Q: bias
 _XAVIER_NOTE = ("each replicate averages 6 Xavier draws (numerics.experiments.KQ_XAVIER_DRAWS); "
                 "the means are fitted by L + c/T: ")
 
-_register(Claim(
+#: The claims of this family, in the order of the listings; the registry registers them
+#: (:data:`gapverify.verification.claims.registry.REGISTRY`), as a claim file's.
+CLAIMS: list[Claim] = []
+
+CLAIMS.append(Claim(
     id="kq.attention",
     title=r"Key-query attention at initialisation: exact for merged $W^{QK}$; Xavier makes $A$ uniform",
     predictions=(
@@ -107,7 +112,7 @@ _register(Claim(
     references=(GAP,),
     # quick: 64 replicates (48 left, over 7 root seeds of base 987654321, separate_kurtosis
     # at d_qk = 64 with power 6% once and merged_sq_corr's rate +0.5 unrejected once)
-    profiles=_profiles((64, 512, 64), (64, 512, 96)),
+    profiles=profiles(quick=(64, 512, 64), standard=(64, 512, 96)),
     # two kappa and two head widths: a wrong power of s2 or of d_qk is rejected
     cases={"quick": ({}, {"s2": 0.5, "d_qk": 16}),
            "standard": ({}, {"s2": 0.5, "d_qk": 16})},
@@ -204,7 +209,7 @@ def _radius_checks(measured: str) -> tuple[Check, ...]:
 #: with 24, over 7 root seeds of base 987654321, that ratio's power reached 5.6%
 #: (sigmoid), 4.8% (linear), 4.7% (relu), and the outlier's rate +0.5 was missed once
 #: each for ReLU and linear (z = -3.4, -3.5): power scales like replicates^-1/2
-_ELEMENTWISE_PROFILES = _profiles((64, 512, 40), (64, 1024, 24))
+_ELEMENTWISE_PROFILES = profiles(quick=(64, 512, 40), standard=(64, 1024, 24))
 
 
 def _elementwise_claim(name: str, title: str, how: str, rates: dict[str, tuple[float, str]],
@@ -266,7 +271,7 @@ def _rates(outlier, measured):
     }
 
 
-_register(_elementwise_claim(
+CLAIMS.append(_elementwise_claim(
     "relu", r"ReLU attention $\max(M,0)/T$: outlier at $\mu_\varphi$, bulk edges $2\sqrt{v_\varphi}$, $\sqrt{v_\varphi}$",
     "closed form by sympy integration: mu_phi = mu Phi(a) + s phi(a), E phi(g)^2 = "
     "(mu^2 + s^2) Phi(a) + mu s phi(a), a = mu/s, Phi and phi the standard normal CDF and "
@@ -279,8 +284,8 @@ _register(_elementwise_claim(
     _ELEMENTWISE_CASES,
     # quick: 56 replicates; with 40, over the 20 root seeds of base 271828, the outlier's
     # rate +0.5 went unrejected once and the Ginibre ratio lacked power once (18 of 20)
-    profiles=_profiles((64, 512, 56), (64, 1024, 24))))
-_register(_elementwise_claim(
+    profiles=profiles(quick=(64, 512, 56), standard=(64, 1024, 24))))
+CLAIMS.append(_elementwise_claim(
     "sigmoid", r"Sigmoid attention $\sigma(M)/T$: outlier at $\mu_\varphi$, bulk edges $2\sqrt{v_\varphi}$, $\sqrt{v_\varphi}$",
     "no closed form: mu_phi = m_sigma(mu, s2) = E sigma(g) and v_phi = v_sigma(mu, s2) = "
     "Var sigma(g), named functions evaluated by mpmath tanh-sinh quadrature to 30 digits "
@@ -292,8 +297,8 @@ _register(_elementwise_claim(
     _SIGMOID_CASES,
     # standard: 32 replicates; with 24 the Ginibre ratio of sqrtT_lambda2 had power 3.1%
     # against the 3% target in 1 of 5 standard root seeds of base 161803
-    profiles=_profiles((64, 512, 40), (64, 1024, 32))))
-_register(_elementwise_claim(
+    profiles=profiles(quick=(64, 512, 40), standard=(64, 1024, 32))))
+CLAIMS.append(_elementwise_claim(
     "linear", r"Linear attention $M/T$: outlier at $\mu$ (none, hence no gap, at $\mu=0$), bulk edges $2s$, $s$",
     "closed form by sympy integration: mu_phi = mu, v_phi = s2",
     _rates(1.0, {"outlier": "1.24 at mu = 0.5 (quick), 1.04 (standard); at mu = 0 "
