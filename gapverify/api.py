@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import sympy as sp
 
 from gapverify.verification.claims.inputs import PROFILES, UsageError
+from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
 
@@ -153,11 +154,11 @@ class ClaimVerdict:
 
     @property
     def verified(self) -> bool:
-        return self.outcome == "pass" and self.status in ("theorem", "derived")
+        return self.outcome == Outcome.PASS and self.status in ("theorem", "derived")
 
     @property
     def passed(self) -> bool:
-        return self.outcome == "pass"
+        return self.outcome == Outcome.PASS
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -324,9 +325,7 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     input, ``claims=[]`` included.
     """
     from gapverify.verification.judging.outcomes import exit_code
-    from gapverify.verification.claims.inputs import (
-        check_finite, check_judged, check_overrides, check_sizes,
-    )
+    from gapverify.verification.claims.inputs import check_run_inputs
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import (
         RunOptions, results_json, verify as run_suite,
@@ -344,11 +343,7 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     missing = [c for c in ids if profile not in _claim(c, "claims").profiles]
     if missing:
         raise UsageError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
-    check_overrides(ids, overrides)
-    check_sizes(ids, sizes)
-    if overrides:
-        check_finite(ids, overrides, profile)
-        check_judged(overrides)
+    check_run_inputs(ids, overrides, profile, sizes)
     opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
                       overrides=overrides, workers=workers, level=level, replay=replay,
                       backend=backend, device=device, dtype=dtype)

@@ -13,59 +13,23 @@ from gapverify.verification.judging.outcomes import (
     EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code,
 )
 from gapverify.verification.claims.inputs import (
-    UsageError, _check_perturbed_names, _claims_arg, check_finite, check_judged, check_overrides,
-    check_sizes, parse_perturb, parse_perturb_parameter, parse_set,
+    UsageError, _check_perturbed_names, _claims_arg, check_run_inputs, parse_perturb,
+    parse_perturb_parameter, parse_set,
 )
 from gapverify.cli.args import _claims_with_profile, write_json
 
 
 def _cmd_run(args) -> int:
     # the run's machinery (numpy, scipy, sympy) is imported here, not at start-up
-    from gapverify.verification.claims.registry import get_claim
     from gapverify.cli import display
-    from gapverify.verification.running.sampling_inputs import backend_claims, select_entry_claims
+    from gapverify.verification.running.runner import Terminated
     from gapverify.verification.running.store import Store
-    from gapverify.verification.running.suite import RunOptions, results_json, verify
+    from gapverify.verification.running.suite import results_json, verify
 
-    claims = _claims_arg(args.claims)
-    overrides = parse_set(args.set)
-    claims = _claims_with_profile(claims, args)
-    claims = backend_claims(claims, backend=args.backend, device=args.device, dtype=args.dtype,
-                            profile=args.profile, entries=args.entries, named=bool(args.claims))
-    if args.profile == "gpu":
-        lacking = [c for c in claims if "gpu" not in get_claim(c).profiles]
-        if lacking:
-            raise UsageError(f"parameter '--profile gpu': claim {lacking[0]} has no gpu profile; "
-                             f"claims with one: markov.outliers, width.stable_rank")
-    claims = select_entry_claims(claims, args.entries, named=bool(args.claims))
-    check_overrides(claims, overrides)
-    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
-    if args.device == "cuda" and args.workers is None:
-        workers = 1  # one device: tasks in this process, one after the other
-    if args.sizes and args.scheduler is None and args.backend == "numpy" and args.dtype == "float64":
-        _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
-    check_sizes(claims, args.sizes)
-    if overrides:
-        check_finite(claims, overrides, args.profile)
-        check_judged(overrides)
-    from gapverify.verification.running.executors import parse_scheduler
-
-    parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
-    perturb, perturb_predictions = parse_perturb(args.perturb)
-    perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
-    _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
-    _say_store(args)
-    opts = RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
-                      replicates=args.replicates, seed=args.seed, overrides=overrides,
-                      perturb=perturb, perturb_predictions=perturb_predictions,
-                      perturb_parameters=perturb_parameters, workers=workers, level=args.level,
-                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries,
-                      backend=args.backend, device=args.device, dtype=args.dtype)
+    opts = _run_options(args)
     store = Store(args.store)
     progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
                                         else LineProgress())
-    from gapverify.verification.running.runner import Terminated
-
     try:
         with _terminate_as_interrupt(), (progress or display.nullcontext()):
             results = verify(opts, store, progress=progress)
@@ -74,7 +38,66 @@ def _cmd_run(args) -> int:
         print(f"\n{how}: {store.count()} measurements are kept in {args.store}; "
               "rerun the same command to resume", file=sys.stderr)
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
-    payload = results_json(results, opts)
+    payload = _record(args, store, results_json(results, opts))
+    display.verdict_table(results, opts)
+    _print_run_notes(args, store, opts, "backend" in payload)
+    if args.json:
+        write_json(args.json, payload)
+    # the exit code of the claims' verdict words, as the API's (judging/outcomes.py)
+    return exit_code([c["verdict"] for c in payload["claims"]])
+
+
+def _run_options(args):
+    """The options of ``gapverify run``, every one checked before anything is sampled (bad
+    input: exit 2), then the store line on stderr."""
+    from gapverify.verification.running.executors import parse_scheduler
+    from gapverify.verification.running.suite import RunOptions
+
+    claims = _claims_arg(args.claims)
+    overrides = parse_set(args.set)
+    claims = _run_claims(claims, args)
+    workers = args.workers or max(1, min(2, os.cpu_count() or 1))
+    if args.device == "cuda" and args.workers is None:
+        workers = 1  # one device: tasks in this process, one after the other
+    early = None
+    if args.sizes and args.scheduler is None and (args.backend, args.dtype) == ("numpy", "float64"):
+        def early():  # the memory of the largest size, named as such before --sizes's checks
+            _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
+    check_run_inputs(claims, overrides, args.profile, args.sizes, before_sizes=early)
+    parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
+    perturb, perturb_predictions = parse_perturb(args.perturb)
+    perturb_parameters = parse_perturb_parameter(args.perturb_parameter)
+    _check_perturbed_names(claims, [*perturb_predictions, *perturb_parameters])
+    _say_store(args)
+    return RunOptions(claims=claims, profile=args.profile, sizes=args.sizes,
+                      replicates=args.replicates, seed=args.seed, overrides=overrides,
+                      perturb=perturb, perturb_predictions=perturb_predictions,
+                      perturb_parameters=perturb_parameters, workers=workers, level=args.level,
+                      replay=not args.no_replay, scheduler=args.scheduler, entries=args.entries,
+                      backend=args.backend, device=args.device, dtype=args.dtype)
+
+
+def _run_claims(claims: list[str], args) -> list[str]:
+    """The claims a run judges: those with ``--profile large``, ``long`` or ``gpu`` when
+    it is asked, those that take ``--backend`` and ``--entries`` when they are given (all
+    of them when no claim is named; a named claim that does not take them: exit 2)."""
+    from gapverify.verification.claims.registry import get_claim
+    from gapverify.verification.running.sampling_inputs import backend_claims, select_entry_claims
+
+    claims = _claims_with_profile(claims, args)
+    claims = backend_claims(claims, backend=args.backend, device=args.device, dtype=args.dtype,
+                            profile=args.profile, entries=args.entries, named=bool(args.claims))
+    if args.profile == "gpu":
+        lacking = [c for c in claims if "gpu" not in get_claim(c).profiles]
+        if lacking:
+            raise UsageError(f"parameter '--profile gpu': claim {lacking[0]} has no gpu profile; "
+                             f"claims with one: markov.outliers, width.stable_rank")
+    return select_entry_claims(claims, args.entries, named=bool(args.claims))
+
+
+def _record(args, store, payload: dict) -> dict:
+    """The run's results with its command (and backend, if not numpy in float64), recorded
+    in the store when it can be written; says on stderr which."""
     payload["command"] = " ".join(["gapverify"] + sys.argv[1:])
     if args.backend != "numpy" or args.dtype != "float64":
         payload["backend"] = {"backend": args.backend, "device": args.device, "dtype": args.dtype}
@@ -86,20 +109,21 @@ def _cmd_run(args) -> int:
     else:
         print(f"gapverify: note: the store {args.store} is read-only: this run's verdicts are "
               "printed (and written with --json) but not recorded", file=sys.stderr)
-    display.verdict_table(results, opts)
+    return payload
+
+
+def _print_run_notes(args, store, opts, backend: bool) -> None:
+    """What a run prints under its verdict table: the entry law, the ``training.fix``
+    seeds and the backend it sampled with."""
     from gapverify.verification.running.suite import entry_law_lines, plan_run
 
     for line in entry_law_lines(plan_run(opts)) if args.entries else ():
         print(line)
-    if "training.fix" in claims:
+    if "training.fix" in opts.claims:
         _print_training_seeds(store, opts)
-    if "backend" in payload:
+    if backend:
         print(f"Sampled with {args.backend} on {args.device} in {args.dtype} "
               f"(numerics.array_api; store key includes backend, device and dtype)")
-    if args.json:
-        write_json(args.json, payload)
-    # the exit code of the claims' verdict words, as the API's (judging/outcomes.py)
-    return exit_code([c["verdict"] for c in payload["claims"]])
 
 
 def _print_training_seeds(store, opts) -> None:
@@ -107,20 +131,17 @@ def _print_training_seeds(store, opts) -> None:
     ratios; standard against fix) from the stored measurements of this run; the loss
     curves and the JSON: ``python -m gapverify.reports.model_figures training``."""
     from gapverify.numerics.training import seeds_table
-    from gapverify.verification.claims.registry import get_claim
     from gapverify.verification.running.runner import SerialExecutor
     from gapverify.verification.running.suite import plan_run, sample
 
-    plan = plan_run(opts)
-    claim = get_claim("training.fix")
-    for values in plan.cases["training.fix"]:
-        data = sample(store, claim, values, plan.profiles["training.fix"], opts.seed,
-                      SerialExecutor())
+    for job in plan_run(opts).jobs_of("training.fix"):
+        data = sample(store, job.claim, job.sampling, job.profile, job.seed, SerialExecutor())
         for T, reps in sorted(data.items()):
             for r, m in enumerate(reps):
                 if "unavailable" in m:
                     return
-                print(f"\ntraining.fix, T = {T}, depth {int(values['depth'])}, replicate {r}:")
+                print(f"\ntraining.fix, T = {T}, depth {int(job.values['depth'])}, "
+                      f"replicate {r}:")
                 print(seeds_table(m))
     print("loss curves and the seeds as JSON: python -m gapverify.reports.model_figures training "
           f"--store {store.path} --seed {opts.seed}")

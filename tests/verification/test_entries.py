@@ -106,9 +106,10 @@ def test_default_store_keys_are_unchanged_and_a_law_is_in_its_key():
 
 
 def test_reproduce_command_names_the_law_not_s2():
-    opts = RunOptions(claims=["markov.outliers"], profile="quick", seed=1,
+    opts = RunOptions(claims=["markov.outliers"], profile="quick", seed=1, replicates=8,
                       entries="scipy:gamma(2)")
-    cmd = reproduce_command(opts, "markov.outliers", [64, 91, 128], 8)
+    (job,) = plan_run(opts).jobs
+    cmd = reproduce_command(job, [64, 91, 128])
     assert "--entries 'scipy:gamma(2)'" in cmd and "s2=" not in cmd and "mu=" not in cmd
     assert "--sizes 64,91,128 --replicates 8 --seed 1" in cmd and cmd.endswith("--no-replay")
 

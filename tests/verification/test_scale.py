@@ -244,7 +244,7 @@ def test_judging_in_the_pool_gives_what_judging_here_gives(tmp_path):
     import dataclasses
     import json
 
-    from gapverify.verification.running.suite import _judge_in_pool, run_variant, verify
+    from gapverify.verification.running.suite import _judge_in_pool, verify
 
     opts = RunOptions(claims=["softmax.kappa", "variants.linear"], sizes=[64, 91, 128, 181],
                       replicates=4, seed=5, workers=1, replay=False)
@@ -256,7 +256,7 @@ def test_judging_in_the_pool_gives_what_judging_here_gives(tmp_path):
     # and the 2-worker run did judge in the pool
     engine = make_engine(2)
     try:
-        judged = _judge_in_pool(store, plan_run(opts), opts, run_variant(opts), engine)
+        judged = _judge_in_pool(store, plan_run(opts), engine)
     finally:
         engine.close()
     assert len(judged) == sum(len(v) for v in plan_run(opts).cases.values()) > 0

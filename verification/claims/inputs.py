@@ -130,6 +130,24 @@ def check_judged(overrides: Mapping[str, float]) -> None:
             PARAMETERS[name].check_judged(float(value))
 
 
+def check_run_inputs(claims: Sequence[str], overrides: Mapping[str, float], profile: str,
+                     sizes: Sequence[int] | None, before_sizes=None) -> None:
+    """A run's ``--set`` parameters (``s2`` among them) and ``--sizes``, checked in one
+    place for ``gapverify run`` and :func:`gapverify.verify`, in this order: every
+    selected claim takes each parameter (:func:`check_overrides`); ``before_sizes()``, if
+    given (the command line's memory estimate of the largest size); enough sizes
+    (:func:`check_sizes`); every prediction a finite double at every case of ``profile``
+    (:func:`check_finite`); values float64 can judge (:func:`check_judged`: ``s2 >=
+    1e-16``). Bad input raises :class:`UsageError` (or a ``ParameterError``), exit 2."""
+    check_overrides(claims, overrides)
+    if before_sizes is not None:
+        before_sizes()
+    check_sizes(claims, sizes)
+    if overrides:
+        check_finite(claims, overrides, profile)
+        check_judged(overrides)
+
+
 def minimum_sizes(claims: Sequence[str]) -> dict[str, tuple[int, int]]:
     """Sizes per claim: ``(fewest any asserted check can be judged with, sizes every one
     needs)``: :attr:`Check.minimum_sizes` (3 for a stated rate, 4 for a rate range, one

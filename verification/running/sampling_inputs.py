@@ -8,34 +8,36 @@ from typing import Mapping, Sequence
 
 from gapverify.verification.claims.inputs import UsageError
 from gapverify.verification.claims.model import Claim
-from gapverify.verification.running.options import RunOptions, RunPlan
+from gapverify.verification.running.options import RunOptions, RunPlan, entry_law_of
 
 __all__ = ["entry_law_of", "select_entry_claims", "entry_law_lines", "backend_keys",
-           "BACKEND_CLAIMS", "backend_claims"]
+           "BACKEND_CLAIMS", "backend_claims", "case_overrides"]
 
 
-def entry_law_of(entries: str | None):
-    """The parsed ``--entries`` law, or ``None`` for softmax's (``gaussian-logits``, with or
-    without ``s2``: sampled and keyed as before). Bad values raise
-    :class:`theory.entry_laws.EntryLawError` (exit 2)."""
-    from gapverify.theory.entry_laws import parse_entry_law
-
-    law = parse_entry_law(entries)
-    return None if law.default else law
-
-
-def _entry_overrides(opts: RunOptions) -> dict:
-    """``--set`` overrides, with ``gaussian-logits(S2)``/``lognormal(S2)`` as ``s2 = S2``."""
+def case_overrides(opts: RunOptions, law) -> dict:
+    """``--set`` overrides as a run's cases take them, checked against ``--entries`` (the
+    one place a run's ``s2`` meets its entry law): ``gaussian-logits(S2)``/
+    ``lognormal(S2)`` set ``s2 = S2`` (a different ``--set s2`` is bad input); a law
+    other than softmax's (``law``) samples Z itself, so ``--set s2`` or ``mu`` is bad
+    input too (its cases: :func:`_law_cases`)."""
     from gapverify.theory.entry_laws import parse_entry_law
     from gapverify.theory.parameters import ParameterError
 
     overrides = dict(opts.overrides)
-    law = parse_entry_law(opts.entries)
-    if law.default and law.s2 is not None:
-        if "s2" in overrides and float(overrides["s2"]) != law.s2:
-            raise ParameterError(f"parameter '--entries': {law.spec} sets s2 = {law.s2:g}, "
+    if law is not None:
+        for name in ("s2", "mu"):
+            if name in overrides:
+                raise ParameterError(
+                    f"parameter '--set {name}' sets the softmax logits, but --entries {law.spec} "
+                    f"samples Z itself (kappa = {law.kappa:.6g}, from its moments); drop --set "
+                    f"{name} or use --entries gaussian-logits")
+        return overrides
+    given = parse_entry_law(opts.entries)
+    if given.s2 is not None:
+        if "s2" in overrides and float(overrides["s2"]) != given.s2:
+            raise ParameterError(f"parameter '--entries': {given.spec} sets s2 = {given.s2:g}, "
                                  f"but --set s2={overrides['s2']:g} differs; give one of them")
-        overrides["s2"] = law.s2
+        overrides["s2"] = given.s2
     return overrides
 
 
@@ -60,19 +62,12 @@ def select_entry_claims(claims: Sequence[str], entries: str | None, named: bool)
     return takes or list(ENTRY_LAW_HYPOTHESES)
 
 
-def _law_cases(claim: Claim, opts: RunOptions, law) -> list[dict]:
-    """One case under a law other than softmax's: the profile's first case (``--set`` wins)
-    with ``s2`` the law's equivalent logit variance ``log(1 + kappa^2)``, at which every
-    prediction (a function of ``kappa`` alone) is evaluated."""
-    from gapverify.theory.parameters import ParameterError
-
-    for name in ("s2", "mu"):
-        if name in opts.overrides:
-            raise ParameterError(
-                f"parameter '--set {name}' sets the softmax logits, but --entries {law.spec} "
-                f"samples Z itself (kappa = {law.kappa:.6g}, from its moments); drop --set "
-                f"{name} or use --entries gaussian-logits")
-    first = claim.cases_for(opts.profile, opts.overrides)[0]
+def _law_cases(claim: Claim, profile: str, overrides: Mapping[str, float], law) -> list[dict]:
+    """One case under a law other than softmax's: the profile's first case (``--set`` wins,
+    checked by :func:`case_overrides`) with ``s2`` the law's equivalent logit variance
+    ``log(1 + kappa^2)``, at which every prediction (a function of ``kappa`` alone) is
+    evaluated."""
+    first = claim.cases_for(profile, overrides)[0]
     return [claim.resolve({**{k: v for k, v in first.items() if k in claim.parameters},
                            "s2": law.s2_eff})]
 
@@ -100,27 +95,14 @@ def takes_backend(claim_id: str, profile: str) -> bool:
 
 
 def backend_keys(opts: RunOptions) -> dict:
-    """The backend's sampling keys, with the run checked: a backend other than numpy in
-    float64 samples only :data:`BACKEND_CLAIMS`, never an entry law; the ``gpu`` profile
-    needs a GPU library (torch or cupy). Bad combinations raise ``ParameterError`` (exit 2)."""
+    """The backend's sampling keys of a run whose claims are named (empty for numpy in
+    float64), with the run checked by :func:`backend_claims`, the one place the backend
+    rules are (a :class:`~verification.claims.inputs.UsageError`, exit 2)."""
     from gapverify.numerics.backends import sampling_keys
-    from gapverify.theory.parameters import ParameterError
 
-    keys = sampling_keys(opts.backend, opts.device, opts.dtype)
-    if opts.profile == "gpu" and opts.backend == "numpy":
-        raise ParameterError("parameter '--profile gpu': its sizes reach T = 65536 (a 32 GiB "
-                             "float64 matrix per task, Lanczos passes over it); it runs with "
-                             "--backend torch or cupy (--device cuda), not numpy")
-    if keys:
-        others = [c for c in opts.claims if not takes_backend(c, opts.profile)]
-        if others:
-            raise ParameterError(f"parameter '--backend': claim(s) {', '.join(others)} sample "
-                                 f"with numpy in float64 only; claims that take --backend, "
-                                 f"--device, --dtype: {', '.join(BACKEND_CLAIMS)}")
-        if entry_law_of(opts.entries) is not None:
-            raise ParameterError("parameter '--backend': --entries laws are sampled with numpy "
-                                 "in float64 only")
-    return keys
+    backend_claims(list(opts.claims), backend=opts.backend, device=opts.device,
+                   dtype=opts.dtype, profile=opts.profile, entries=opts.entries, named=True)
+    return sampling_keys(opts.backend, opts.device, opts.dtype)
 
 
 def entry_law_lines(run: RunPlan) -> list[str]:
@@ -146,10 +128,11 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
                    entries: str | None, named: bool) -> list[str]:
     """``--backend/--device/--dtype`` and ``--profile gpu``: the library installed (else exit
     2 with the install command), the claims that take a backend (all of them when none is
-    ``named``), the gpu profile only with a GPU library. Shared by ``run`` and
-    :func:`gapverify.api.verify`."""
+    ``named``), the gpu profile only with a GPU library, never an entry law. The one
+    check of the backend, shared by ``run``, :func:`gapverify.api.verify` and
+    :func:`backend_keys`; bad input raises :class:`~verification.claims.inputs.UsageError`
+    (exit 2)."""
     from gapverify.numerics.backends import BackendUnavailable, check_backend, sampling_keys
-    from gapverify.verification.running.sampling_inputs import BACKEND_CLAIMS
 
     # numpy on cuda is no default: refused (it would sample with numpy on the CPU, silently)
     default = not sampling_keys(backend, device, dtype) and device == "cpu"

@@ -10,29 +10,28 @@ import dataclasses
 import math
 import shlex
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from gapverify.verification.claims.model import Claim, Profile
 from gapverify.verification.claims.registry import get_claim
 from gapverify.verification.running.executors import Engine, make_engine
-from gapverify.verification.running.defaults import DEFAULT_SEED
-from gapverify.verification.running.options import RunOptions, RunPlan
+from gapverify.verification.running.options import Job, RunOptions, RunPlan, run_claim
 from gapverify.verification.running.runner import params_key, plan, replay_seed, sweep
 from gapverify.verification.running.sampling_inputs import (
-    BACKEND_CLAIMS, _entry_overrides, _law_cases, _sampling, backend_keys, entry_law_lines,
+    BACKEND_CLAIMS, _law_cases, _sampling, backend_keys, case_overrides, entry_law_lines,
     entry_law_of, select_entry_claims,
 )
 from gapverify.verification.running.store import Store, code_version
 from gapverify.verification.judging.inference import two_sided_quantile
+from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import (
     DEFAULT_LEVEL, RULES, ClaimResult, Variant, claim_reason, claim_verdict, count_tests,
     judge_claim,
 )
 
-__all__ = ["RunOptions", "RunPlan", "plan_run", "claim_tests", "run_variant", "sample", "verify",
-           "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
-           "entry_law_lines", "backend_keys", "BACKEND_CLAIMS"]
+__all__ = ["RunOptions", "RunPlan", "Job", "plan_run", "claim_tests", "run_variant", "sample",
+           "verify", "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
+           "entry_law_lines", "backend_keys", "BACKEND_CLAIMS", "run_claim"]
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
@@ -48,19 +47,29 @@ def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, flo
 
 
 def plan_run(opts: RunOptions) -> RunPlan:
-    """Profiles, cases, tests and ``q`` (at ``opts.level``) of every selected claim."""
+    """One :class:`~verification.running.options.Job` per selected claim and case, each
+    with its claim, parameters, store key, profile, entry law, backend, ``q`` (at
+    ``opts.level``) and statement: the run's options checked and worked out once (bad
+    input raises a ``ValueError``, exit 2, before anything is sampled)."""
     law = entry_law_of(opts.entries)
     backend = backend_keys(opts)
     if law is not None:
         select_entry_claims(list(opts.claims), opts.entries, named=True)
     claims = [run_claim(c, None if law is None else law.spec, opts.profile) for c in opts.claims]
     profiles = {c.id: _profile(c, opts) for c in claims}
-    overrides = _entry_overrides(opts)
+    overrides = case_overrides(opts, law)
     cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
-                    else _law_cases(c, opts, law)) for c in claims}
+                    else _law_cases(c, opts.profile, overrides, law)) for c in claims}
     tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
     q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
-    return RunPlan(claims, profiles, cases, tests, q, law, backend)
+    variant = run_variant(opts)
+    # a perturbed run judges stored samples: it never replays (that would sample)
+    replay = opts.replay and not perturbations(opts)
+    jobs = tuple(Job(claim=c, case=i, values=values, sampling=_sampling(values, law, backend),
+                     profile=profiles[c.id], law=law, backend=backend, q=q[c.id],
+                     variant=_variant_at(variant, opts, c, values), replay=replay, options=opts)
+                 for c in claims for i, values in enumerate(cases[c.id]))
+    return RunPlan(claims, jobs, tests, law, backend)
 
 
 def run_variant(opts: RunOptions) -> Variant:
@@ -101,14 +110,14 @@ def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
     return dataclasses.replace(variant, prediction_parameters=wrong)
 
 
-def reproduce_command(opts: RunOptions, claim: str, sizes: Sequence[int], replicates: int,
-                      store: str | None = None) -> str:
-    """The command that reproduces a failure of ``claim`` in a run of ``opts``: the claim
-    alone (its verdict does not depend on the other claims: its family is its own checks)
-    at ``sizes`` and ``replicates``, with the run's profile, root seed, ``--set``,
+def reproduce_command(job: Job, sizes: Sequence[int], store: str | None = None) -> str:
+    """The command that reproduces a failure of ``job``'s claim: the claim alone (its
+    verdict does not depend on the other claims: its family is its own checks) at
+    ``sizes`` and the job's replicates, with the run's profile, root seed, ``--set``,
     ``--entries``, perturbations, level and backend, ``--store`` when not the default,
     and ``--no-replay`` (the failure itself, not its replay)."""
-    return _run_command(opts, [claim], Profile(tuple(sizes), replicates, 0.0), store,
+    return _run_command(job.options, [job.claim_id],
+                        Profile(tuple(sizes), job.profile.replicates, 0.0), job.backend, store,
                         no_replay=True)
 
 
@@ -135,41 +144,48 @@ def perturbations(opts: RunOptions) -> list[str]:
     return out
 
 
-def require_stored(store: Store, run: RunPlan, opts: RunOptions) -> None:
-    """A perturbed run judges stored samples only: every case of every claim must be in
-    the store, else a :class:`~verification.claims.inputs.UsageError` naming ``--perturb``,
+def require_stored(store: Store, run: RunPlan) -> None:
+    """A perturbed run judges stored samples only: every job of the run must be in the
+    store, else a :class:`~verification.claims.inputs.UsageError` naming ``--perturb``,
     the claim and sizes missing and the command that samples them (exit 2)."""
     from gapverify.verification.claims.inputs import UsageError
 
     version = code_version()
     lacking = []
     for claim in run.claims:
+        jobs = run.jobs_of(claim.id)
         prof = run.profiles[claim.id]
-        missing = [t for values in run.cases[claim.id]
-                   for t in plan(store, claim.experiment, _sampling(values, run.law, run.backend),
-                                 prof.sizes, prof.replicates, opts.seed, version)]
+        missing = [t for job in jobs
+                   for t in plan(store, claim.experiment, job.sampling, prof.sizes,
+                                 prof.replicates, job.seed, version)]
         if missing:
-            total = prof.replicates * len(prof.sizes) * len(run.cases[claim.id])
+            total = prof.replicates * len(prof.sizes) * len(jobs)
             lacking.append(f"{len(missing)} of {total} sample(s) of {claim.id} (T = "
                            f"{', '.join(map(str, sorted({t.T for t in missing})))})")
     if lacking:
-        name = perturbations(opts)[0].split(" ")[0]
-        plain = dataclasses.replace(opts, perturb=0.0, perturb_predictions={},
-                                    perturb_parameters={})
-        command = _run_command(plain, [c.id for c in run.claims],
-                               run.profiles[run.claims[0].id], store.path)
-        if len({(p.sizes, p.replicates) for p in run.profiles.values()}) > 1:
-            command = _run_command(plain, [c.id for c in run.claims], None, store.path)
+        opts = run.jobs[0].options
         raise UsageError(
-            f"parameter '{name}': a perturbed run judges the stored samples of the statement "
-            f"as stated and samples nothing, but {store.path} lacks {'; '.join(lacking)} "
-            f"(root seed {opts.seed}, code version {version}); sample them first: {command}")
+            f"parameter '{perturbations(opts)[0].split(' ')[0]}': a perturbed run judges the "
+            f"stored samples of the statement as stated and samples nothing, but {store.path} "
+            f"lacks {'; '.join(lacking)} (root seed {opts.seed}, code version {version}); "
+            f"sample them first: {_sample_command(run, store.path)}")
 
 
-def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None,
+def _sample_command(run: RunPlan, store: str) -> str:
+    """The command that samples what a perturbed run lacks: the run as stated."""
+    opts = dataclasses.replace(run.jobs[0].options, perturb=0.0, perturb_predictions={},
+                               perturb_parameters={})
+    ids = [c.id for c in run.claims]
+    if len({(p.sizes, p.replicates) for p in run.profiles.values()}) > 1:
+        return _run_command(opts, ids, None, run.backend, store)
+    return _run_command(opts, ids, run.profiles[ids[0]], run.backend, store)
+
+
+def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None, backend: dict,
                  store: str | None, no_replay: bool = False) -> str:
     """The ``gapverify run`` command of ``opts`` for ``claims`` at ``prof``'s sizes and
-    replicates (``None``: the run's ``--sizes`` and ``--replicates``, if given)."""
+    replicates (``None``: the run's ``--sizes`` and ``--replicates``, if given), with the
+    ``backend`` keys of its plan."""
     from gapverify.verification.running.defaults import default_store
 
     parts = ["gapverify", "run", *claims, "--profile", opts.profile]
@@ -187,7 +203,7 @@ def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None,
         parts += arg.split(" ", 1)
     if opts.level != DEFAULT_LEVEL:
         parts += ["--level", repr(opts.level)]
-    for k, v in backend_keys(opts).items():
+    for k, v in backend.items():
         parts += [f"--{k}", str(v)]
     if store and store != ":memory:" and store != default_store():
         parts += ["--store", store]
@@ -236,8 +252,8 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
             checks.append(c)
     verdicts = {res.verdict for _, res in parts}
     verdict, unverified, summary = claim_verdict(claim, checks, max(first.sizes))
-    if verdict == "fail" and "fail" not in verdicts:
-        verdict = "flaky"  # every failing case was replayed and did not recur
+    if verdict == Outcome.FAIL and Outcome.FAIL not in verdicts:
+        verdict = Outcome.FLAKY.value  # every failing case was replayed and did not recur
     replays = [r.replay for _, r in parts if r.replay]
     merged = dataclasses.replace(first, checks=checks, verdict=verdict, unverified=unverified,
                                  reason=claim_reason(verdict, unverified),
@@ -246,85 +262,67 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     return merged
 
 
-def run_claim(claim_id: str, entries: str | None, profile: str | None = None) -> Claim:
-    """The claim a run judges: the registry's as ``profile`` judges it
-    (:meth:`~verification.claims.model.Claim.for_profile`: a profile's own experiment and
-    predictions), or under an entry law (``--entries``) the one
-    :func:`~verification.claims.registry.markov.with_entry_law` makes of it (statuses
-    dropped, light-tail domains lifted). The one recipe for the coordinator and for a
-    pool worker, so that a verdict does not depend on where it is judged."""
-    claim = get_claim(claim_id)
-    if profile is not None:
-        claim = claim.for_profile(profile)
-    law = entry_law_of(entries)
-    if law is None:
-        return claim
-    from gapverify.verification.claims.registry.markov import with_entry_law
-
-    return with_entry_law(claim, law)
-
-
-def judge_stored(store_path: str, claim_id: str, values: Mapping[str, float], sampling: dict,
-                 prof: Profile, seed: int, version: str, q: float, variant: Variant,
-                 entries: str | None = None, profile: str | None = None) -> ClaimResult:
-    """Judge one case of a claim on what the store holds for it (nothing is sampled): a
-    pool worker runs this for the run's cases in parallel, opening the store read-only.
-    ``entries`` and ``profile``: the run's entry law and profile name, whose claim
-    (:func:`run_claim`) is judged."""
-    claim = run_claim(claim_id, entries, profile)
+def judge_stored(store_path: str, job: Job, version: str) -> ClaimResult:
+    """Judge one job on what the store holds for it (nothing is sampled): a pool worker
+    runs this for the run's jobs in parallel, opening the store read-only; the job's
+    claim is rebuilt there by :func:`run_claim` (:class:`~verification.running.options.Job`
+    pickles as its recipe)."""
     store = Store(store_path, readonly=True)
     try:
-        data = store.load(claim.experiment, params_key(sampling), seed, version, prof.sizes,
-                          prof.replicates)
+        data = store.load(job.claim.experiment, params_key(job.sampling), job.seed, version,
+                          job.profile.sizes, job.profile.replicates)
     finally:
         store.close()
-    return judge_claim(claim, data, values, q=q, root_seed=seed, variant=variant,
-                       power_target=prof.power, measure=True)
+    return judge_claim(job.claim, data, job.values, q=job.q, root_seed=job.seed,
+                       variant=job.variant, power_target=job.profile.power, measure=True)
 
 
-def _judge_case(claim: Claim, values, prof: Profile, opts: RunOptions, q: float, variant: Variant,
-                store: Store, executor: Executor, progress, law=None,
-                predictions: dict | None = None, judged: ClaimResult | None = None) -> ClaimResult:
-    """Judge one case (``judged``: its judgement made already, by :func:`judge_stored` in a
-    worker), replay a failure on a fresh root seed and name the command that reproduces it."""
-    backend = backend_keys(opts)
-    variant = _variant_at(variant, opts, claim, values)
+def _judge_case(job: Job, store: Store, engine: Engine, progress, predictions: dict,
+                judged: ClaimResult | None = None) -> ClaimResult:
+    """Judge one job (``judged``: its judgement made already, by :func:`judge_stored` in a
+    worker), replay a failure on a fresh root seed and name the command that reproduces
+    it. ``predictions``: the predicted values, shared by every job of the run."""
     if judged is None:
-        data = sample(store, claim, _sampling(values, law, backend), prof, opts.seed, executor,
-                      progress)
-        judged = judge_claim(claim, data, values, q=q, root_seed=opts.seed, variant=variant,
-                             power_target=prof.power, measure=True, predictions=predictions)
+        data = sample(store, job.claim, job.sampling, job.profile, job.seed, engine, progress)
+        judged = judge_claim(job.claim, data, job.values, q=job.q, root_seed=job.seed,
+                             variant=job.variant, power_target=job.profile.power, measure=True,
+                             predictions=predictions)
     result = judged
-    if result.verdict == "fail" and opts.replay:
-        again_seed = replay_seed(opts.seed)
-        again = sample(store, claim, _sampling(values, law, backend), prof, again_seed, executor,
-                       progress)
-        replay = judge_claim(claim, again, values, q=q, root_seed=again_seed, variant=variant,
-                             power_target=prof.power, measure=False, predictions=predictions)
-        result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
-                         "failed": [c.label for c in replay.failed]}
-        if replay.verdict != "fail":
-            result.verdict = "flaky"
+    if result.verdict == Outcome.FAIL and job.replay:
+        _replay(job, result, store, engine, progress, predictions)
     for check in result.failed:
         check.reproduce = reproduce_command(
-            opts, claim.id, reproduce_sizes(claim, check, prof.sizes), prof.replicates,
-            store.path)
+            job, reproduce_sizes(job.claim, check, job.profile.sizes), store.path)
         check.reason += "; reproduce: " + check.reproduce
     return result
 
 
+def _replay(job: Job, result: ClaimResult, store: Store, engine: Engine, progress,
+            predictions: dict) -> None:
+    """Judge a failing job again on a fresh root seed (:func:`replay_seed`), recorded in
+    ``result.replay``: a failure that does not recur makes the job ``flaky``."""
+    again_seed = replay_seed(job.seed)
+    again = sample(store, job.claim, job.sampling, job.profile, again_seed, engine, progress)
+    replay = judge_claim(job.claim, again, job.values, q=job.q, root_seed=again_seed,
+                         variant=job.variant, power_target=job.profile.power, measure=False,
+                         predictions=predictions)
+    result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
+                     "failed": [c.label for c in replay.failed]}
+    if replay.verdict != Outcome.FAIL:
+        result.verdict = Outcome.FLAKY.value
+
+
 def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=None) -> int:
-    """Sample what the store lacks for every claim and case of ``run`` in one sweep, so
-    the workers stay busy across claims (largest tasks first, :func:`sweep`); the memory
-    estimate is checked before anything is sampled. Returns the tasks computed."""
+    """Sample what the store lacks for every job of ``run`` in one sweep, so the workers
+    stay busy across claims (largest tasks first, :func:`sweep`); the memory estimate is
+    checked before anything is sampled. Returns the tasks computed."""
     version = code_version()
     tasks, total = [], 0
-    for claim in run.claims:
-        prof = run.profiles[claim.id]
-        for values in run.cases[claim.id]:
-            tasks += plan(store, claim.experiment, _sampling(values, run.law, run.backend), prof.sizes,
-                          prof.replicates, seed, version)
-            total += prof.replicates * len(prof.sizes)
+    for job in run.jobs:
+        prof = job.profile
+        tasks += plan(store, job.claim.experiment, job.sampling, prof.sizes, prof.replicates,
+                      seed, version)
+        total += prof.replicates * len(prof.sizes)
     stored = total - len(tasks)  # found in the store (before claims share tasks)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
     total = len(tasks) + stored  # a task two claims share is one task, not one reused
@@ -335,72 +333,72 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
                  on_done=(progress.advance if progress and tasks else None))
 
 
-def _judge_in_pool(store: Store, run: RunPlan, opts: RunOptions, variant: Variant,
+def _judge_in_pool(store: Store, run: RunPlan,
                    engine: Engine) -> dict[tuple[str, int], ClaimResult]:
-    """Judge every case of the run in the local process pool's workers, each opening the
+    """Judge every job of the run in the local process pool's workers, each opening the
     store read-only (:func:`judge_stored`): the sympy, quadrature and fitting work of
     judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
-    case after another) with one worker, a Dask cluster (whose workers may not see this
-    store) or an in-memory store."""
+    job after another) with one worker, a Dask cluster (whose workers may not see this
+    store) or an in-memory store. Keyed by claim and case."""
     if (not isinstance(engine.executor, ProcessPoolExecutor) or store.path == ":memory:"
             or engine.slots < 2):
         return {}
     version = code_version()
-    backend = backend_keys(opts)
-    futures = {}
-    for claim in run.claims:
-        for i, values in enumerate(run.cases[claim.id]):
-            futures[(claim.id, i)] = engine.executor.submit(
-                judge_stored, store.path, claim.id, dict(values),
-                _sampling(values, run.law, backend), run.profiles[claim.id], opts.seed, version,
-                run.q[claim.id], _variant_at(variant, opts, claim, values),
-                None if run.law is None else run.law.spec, opts.profile)
+    futures = {(job.claim_id, job.case): engine.executor.submit(judge_stored, store.path, job,
+                                                                version)
+               for job in run.jobs}
     return {key: f.result() for key, f in futures.items()}
+
+
+def _judge_all(store: Store, run: RunPlan, engine: Engine, progress) -> list[ClaimResult]:
+    """Judge every job of ``run`` (in the pool when it can, :func:`_judge_in_pool`) and
+    merge each claim's cases into one result (:func:`_merge`)."""
+    predictions: dict = {}  # predicted values, shared by every case and claim of the run
+    judged = _judge_in_pool(store, run, engine)
+    results = []
+    for claim in run.claims:
+        jobs = run.jobs_of(claim.id)
+        parts = [(job.values, _judge_case(job, store, engine, progress, predictions,
+                                          judged.get((job.claim_id, job.case))))
+                 for job in jobs]
+        merged = _merge(claim, parts)
+        merged.level, merged.tests = jobs[0].options.level, run.tests[claim.id]
+        merged.experiment = _experiment(claim, run)
+        results.append(merged)
+    return results
+
+
+def _experiment(claim: Claim, run: RunPlan) -> str:
+    """The experiment a result names: readers of results (reports) look measurements up by
+    experiment and parameters, so an entry law and a backend are named in it (they never
+    take softmax's samples at s2 = s2_eff for a law's, nor numpy's for torch's: the store
+    keys those with "entries" and the backend keys)."""
+    if run.backend:
+        return f"{claim.experiment}[" + ",".join(f"{k}={v}" for k, v in run.backend.items()) + "]"
+    if run.law is not None:
+        return f"{claim.experiment}[entries={run.law.spec}]"
+    return claim.experiment
 
 
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
     """Run and judge every claim in ``opts.claims`` (every case of each); one result per
-    claim. Everything is sampled first, in one sweep (:func:`sample_all`), then judged."""
-    run = plan_run(opts)
-    variant = run_variant(opts)
-    for claim in run.claims:  # a wrong parameter outside its domain is bad input: before sampling
-        for values in run.cases[claim.id]:
-            _variant_at(variant, opts, claim, values)
+    claim. Everything is sampled first, in one sweep (:func:`sample_all`), then judged.
+    A perturbed run samples nothing: a wrong statement is judged on the stored samples of
+    the right one (:func:`require_stored`), and never replayed."""
+    run = plan_run(opts)  # bad input (a wrong parameter outside its domain too): here
     if perturbations(opts):
-        # a wrong statement is judged on the stored samples of the right one: nothing is
-        # sampled and nothing replayed (a replay would sample a fresh root seed)
-        require_stored(store, run, opts)
-        opts = dataclasses.replace(opts, replay=False)
+        require_stored(store, run)
     own = executor is None
-    executor = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
-    results = []
+    engine = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     aborted = True
     try:
-        sample_all(store, run, opts.seed, executor, progress)
-        predictions: dict = {}  # predicted values, shared by every case and claim of the run
-        judged = _judge_in_pool(store, run, opts, variant, executor)
-        for claim in run.claims:
-            parts = [(values, _judge_case(claim, values, run.profiles[claim.id], opts,
-                                          run.q[claim.id], variant, store, executor, progress,
-                                          run.law, predictions, judged.get((claim.id, i))))
-                     for i, values in enumerate(run.cases[claim.id])]
-            merged = _merge(claim, parts)
-            merged.level, merged.tests = opts.level, run.tests[claim.id]
-            if run.law is not None:
-                # readers of results (reports) look measurements up by experiment and
-                # parameters: name the law, so that they never take softmax's samples at
-                # s2 = s2_eff for this law's (the store keys them with "entries")
-                merged.experiment = f"{claim.experiment}[entries={run.law.spec}]"
-            if run.backend:
-                # the same for a backend: reports never take numpy's samples for torch's
-                merged.experiment = (f"{claim.experiment}["
-                                     + ",".join(f"{k}={v}" for k, v in run.backend.items()) + "]")
-            results.append(merged)
+        sample_all(store, run, opts.seed, engine, progress)
+        results = _judge_all(store, run, engine, progress)
         aborted = False
     finally:
         if own:
-            executor.close(abort=aborted)
+            engine.close(abort=aborted)
     return results
 
 
