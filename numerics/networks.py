@@ -375,40 +375,65 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     Ws: list[np.ndarray] = []
     Xn: list[np.ndarray] = []
     for ell in range(L):
-        A = attention_matrix(rng, config, X_hat, log_c)
-        if config.fixed and config.attention == "causal":
-            # the causal fix A - C_T keeps the mask, (C_T)_ij = 1/i for j <= i (causal.cesaro)
-            A = A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
-        elif config.fixed:
-            A = remove_outlier(A)  # A^perp = A - 11^T / T
-        W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
-        Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)
-        if config.residual != "none":
-            # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
-            Y = X_hat + (Y / math.sqrt(d) if config.residual == "upscaled" else Y)
-        if config.layer_norm:
-            # X_l = LN(e^{log_c} Y): LN is scale free but for its eps, which acts on Y as
-            # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
-            Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * log_c, 700.0)))
-            log_c = 0.0
+        A, W, Y, log_c = _layer(rng, config, X_hat, log_c)
         nrm = float(np.linalg.norm(Y))
         if nrm == 0.0 or not math.isfinite(nrm):
             raise FloatingPointError(f"||X_{ell + 1}||_F is {nrm}: cannot normalise")
         X_hat = Y / nrm  # ||X_hat||_F = 1
         log_c += math.log(nrm)  # log ||X_l||_F
         P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        if ranks and edge and config.fixed and config.attention != "causal":
-            # no outlier: the edge read through the top singular values as well
-            (stats["sr_X"][ell], stats["sr_Sigma"][ell], stats["sr_X_edge"][ell],
-             stats["sr_Sigma_edge"][ell]) = edge_stable_ranks(X_hat)
-        elif ranks:  # ranks=False leaves them nan
-            stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
+        if ranks:  # ranks=False leaves them nan
+            _stable_ranks_into(stats, ell, X_hat, config, edge)
         stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
         stats["log_frob_X"][ell] = log_c
         if keep_matrices:
             As.append(A)
             Ws.append(W)
             Xn.append(X_hat)
+    kept = (X0, As, Ws, Xn) if keep_matrices else (None,) * 4
+    return _trace(config, stats, *kept)
+
+
+def _layer(rng: np.random.Generator, config: NetworkConfig, X_hat: np.ndarray,
+           log_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""One layer's draws and its unnormalised output: ``(A, W, Y, log_c)`` with
+    :math:`Y = X_\ell / e^{\log c}` (``log_c`` restarts at 0 after a LayerNorm). Draw
+    order: the attention randomness, then ``W``."""
+    T, d = config.T, config.d
+    A = attention_matrix(rng, config, X_hat, log_c)
+    if config.fixed and config.attention == "causal":
+        # the causal fix A - C_T keeps the mask, (C_T)_ij = 1/i for j <= i (causal.cesaro)
+        A = A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    elif config.fixed:
+        A = remove_outlier(A)  # A^perp = A - 11^T / T
+    W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
+    Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)
+    if config.residual != "none":
+        # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
+        Y = X_hat + (Y / math.sqrt(d) if config.residual == "upscaled" else Y)
+    if config.layer_norm:
+        # X_l = LN(e^{log_c} Y): LN is scale free but for its eps, which acts on Y as
+        # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
+        Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * log_c, 700.0)))
+        log_c = 0.0
+    return A, W, Y, log_c
+
+
+def _stable_ranks_into(stats: dict, ell: int, X_hat: np.ndarray, config: NetworkConfig,
+                       edge: bool) -> None:
+    """Layer ``ell``'s stable ranks into ``stats``; with ``edge`` (the fix, non-causal: no
+    outlier) also read through the top singular values."""
+    if edge and config.fixed and config.attention != "causal":
+        (stats["sr_X"][ell], stats["sr_Sigma"][ell], stats["sr_X_edge"][ell],
+         stats["sr_Sigma_edge"][ell]) = edge_stable_ranks(X_hat)
+    else:
+        stats["sr_X"][ell], stats["sr_Sigma"][ell] = stable_ranks(X_hat)
+
+
+def _trace(config: NetworkConfig, stats: dict, X0, As, Ws, Xn) -> NetworkTrace:
+    """The per-layer statistics as a :class:`NetworkTrace` (``/ T`` and ``T^(l-1)``
+    scalings applied)."""
+    T, L = config.T, config.depth
     scaled = stats["frob"] * float(T) ** np.arange(L)  # T^{l-1} ||A_l...A_1||_F^2
     return NetworkTrace(
         config=config,
@@ -421,8 +446,5 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
         log_frob_X=stats["log_frob_X"],
         sr_X_edge_over_T=stats["sr_X_edge"] / T,
         sr_Sigma_edge_over_T=stats["sr_Sigma_edge"] / T,
-        X0=X0 if keep_matrices else None,
-        As=As if keep_matrices else None,
-        Ws=Ws if keep_matrices else None,
-        X_normalised=Xn if keep_matrices else None,
+        X0=X0, As=As, Ws=Ws, X_normalised=Xn,
     )

@@ -16,7 +16,7 @@ nothing), for the current model and for the one it replaced (:class:`OldTimeLeft
 
 ``--calibrate`` fits ``a + b T^2 + c T^3`` seconds per experiment (non-negative least
 squares in relative error on the per-size means, ``scipy.optimize.nnls``) and prints it
-in the form of :data:`~gapverify.verification.running.runner.REFERENCE_SECONDS`.
+in the form of :attr:`~gapverify.numerics.experiment_record.Experiment.seconds`.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gapverify.verification.running.runner import _QUADRATIC, Task, TimeLeft, task_cost
+from gapverify.numerics.plugins import record
+from gapverify.verification.running.runner import Task, TimeLeft, task_cost
 
 Row = tuple[str, int, float, float]  # experiment, T, seconds, created
 
@@ -93,7 +94,7 @@ class OldTimeLeft:
             x, y = np.array([(math.log(T), math.log(s)) for (ee, T), ss in self._done.items()
                              if ee == e for s in ss]).T
             p = (float(np.clip(np.polyfit(x, y, 1)[0], 0.0, 4.0)) if len(set(x)) >= 2
-                 else 2.0 if e in _QUADRATIC else 3.0)
+                 else 2.0 if record(e).quadratic is not None else 3.0)
             fits[e] = (p, float(np.mean(y - p * x)))
 
         def predict(e: str, T: int) -> float:

@@ -35,19 +35,20 @@ def with_words(claim: dict[str, Any]) -> dict[str, Any]:
     :data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS`, else ``""``) and
     ``verdict`` = its word in :mod:`verification.judging.outcomes`, for the claim and
     each of its checks (checks have no ``reason`` beyond their own text)."""
-    from gapverify.verification.judging.outcomes import check_word, claim_word
+    from gapverify.verification.judging.outcomes import Outcome, check_word, claim_word
     from gapverify.verification.judging.verdict import claim_reason
 
+    # plain words, not Outcome members: the results are plain data (JSON, YAML, a repr)
     claim = dict(claim)
-    claim["outcome"] = claim["verdict"]
+    claim["outcome"] = str(claim["verdict"])
     # from the unverified lines, so that a claim merged over its cases reads its own
-    claim["reason"] = claim_reason(claim["outcome"], claim.get("unverified") or [])
+    claim["reason"] = str(claim_reason(claim["outcome"], claim.get("unverified") or []))
     claim["verdict"] = claim_word(claim["outcome"], str(claim.get("status", "")),
-                                  claim["reason"] or "lacks power")
+                                  claim["reason"] or Outcome.LACKS_POWER)
     checks = []
     for c in claim.get("checks", []):
         c = dict(c)
-        c["outcome"] = c["verdict"]
+        c["outcome"] = str(c["verdict"])
         c["verdict"] = check_word(c["outcome"], str(c.get("status", "")))
         checks.append(c)
     claim["checks"] = checks

@@ -47,9 +47,10 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from gapverify.verification.running.store import Store, encode, parameters_key
-# the cost model and the time-left estimate live in time_left.py; importable from here too
+# the cost model (read off each experiment's record) and the time-left estimate live in
+# time_left.py; importable from here too
 from gapverify.verification.running.time_left import (  # noqa: F401 - re-exported
-    _QUADRATIC, REFERENCE_SECONDS, TimeLeft, reference_seconds, task_cost)
+    TimeLeft, reference_seconds, task_cost)
 
 #: Seconds a lease on a task lasts unless renewed; the coordinator renews its leases every
 #: ``LEASE_SECONDS / 4``, so a lease expires only when its run has died.
@@ -59,7 +60,7 @@ __all__ = ["LEASE_SECONDS", "Task", "params_key", "Terminated", "stream", "run_t
            "task_limits", "task_threads", "available_cores", "task_cost", "task_memory",
            "available_memory", "check_memory", "SerialExecutor", "default_executor",
            "shutdown_executor", "plan", "sweep", "replay_seed", "TimeLeft",
-           "REFERENCE_SECONDS", "reference_seconds"]
+           "reference_seconds"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -164,9 +165,11 @@ def run_task(task: Task, threads: int = 1) -> tuple[Task, bytes, float]:
     try:
         rng = stream(task.experiment, task.T, task.replicate, task.root_seed)
         if task.experiment not in EXTRA_EXPERIMENTS and "@" in task.experiment:
-            # a claim file's experiment in a fresh worker (spawned, Dask): the registry
-            # loads $GAPVERIFY_CLAIMS and the plug-ins, which registers it
-            import gapverify.verification.claims.registry  # noqa: F401
+            # a claim file's experiment in a fresh worker (spawned, Dask): loading
+            # $GAPVERIFY_CLAIMS and the plug-ins, asked for explicitly, registers it
+            from gapverify.verification.claims.registry import REGISTRY
+
+            REGISTRY.load_configured()
         measurement = experiment(task.experiment)(rng, task.T, dict(task.params))
     finally:
         set_sampling_threads(before)
@@ -182,35 +185,20 @@ def _width(task: Task) -> int:
     return width_of(task.T, params["gamma"]) if "gamma" in params else task.T
 
 
-#: Peak number of live ``T x T`` / ``T x d`` / ``d x d`` float64 arrays per experiment,
-#: read off the code of ``numerics/experiments.py`` (LAPACK's workspaces included).
-_ARRAYS = {
-    "softmax.kappa": (4, 0, 0),           # M, Z, A, Aperp
-    "markov.singular_law": (3, 0, 0),     # A, gesdd's copy and workspace
-    "markov.circular_law": (3, 0, 0),     # A, geev's copy and workspace
-    "markov.outliers": (1.1, 0, 0),       # A (softmax in place; peak RSS 2.2 GiB at 16384)
-    "markov.edge": (1.1, 0, 0),           # float32 A and exp's buffer (peak RSS 2.1 GiB at 16384)
-    "fix.spectrum": (4, 0, 0),            # A, Aperp, LAPACK's copy and workspace
-    "width.stable_rank": (4, 4, 1),       # A, Aperp, Gram | X0, G, Y, A Y | W
-    "gradient.input": (2, 0, 2),          # A, Aperp | W, its copy
-}
-
-
-#: The same for the array-API path (:mod:`numerics.array_api`): A and the exp's buffer
-#: (numpy, cupy; torch works in place) | Y, A Y and a Gram row block.
-_ARRAYS_BACKEND = {"markov.outliers": (2, 0, 0), "width.stable_rank": (2, 2.5, 0)}
-
-
 def task_memory(task: Task) -> int:
-    """Estimated peak bytes of one task: ``8 (a T^2 + b T d + c d^2)`` from :data:`_ARRAYS`
-    (experiments not listed: six ``T x d`` and two ``d x d`` arrays, a deep network's)."""
+    """Estimated peak bytes of one task: ``8 (a T^2 + b T d + c d^2)`` from its experiment's
+    record (:attr:`~gapverify.numerics.experiment_record.Experiment.arrays`; a claim file's:
+    six ``T x d`` and two ``d x d`` arrays, a deep network's)."""
+    from gapverify.numerics.plugins import record
+
     T, d = task.T, _width(task)
-    a, b, c = _ARRAYS.get(task.experiment, (2, 6, 2))
+    facts = record(task.experiment)
+    a, b, c = facts.arrays
     params = dict(task.params)
     if "backend" in params:  # numerics.array_api: A, Y, A Y at most (A^perp never formed)
         if params.get("device") == "cuda":
             return 256 * 2**20  # the matrices live on the device; the host holds small ones
-        a, b, c = _ARRAYS_BACKEND.get(task.experiment, (a, b, c))
+        a, b, c = facts.arrays_backend or facts.arrays
         size = 4 if params.get("dtype") == "float32" else 8
         return int(size * (a * T * T + b * T * d + c * d * d)) + 256 * 2**20
     return int(8 * (a * T * T + b * T * d + c * d * d)) + 64 * 2**20  # + interpreter, libraries

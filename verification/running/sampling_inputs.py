@@ -11,7 +11,7 @@ from gapverify.verification.claims.model import Claim
 from gapverify.verification.running.options import RunOptions, RunPlan, entry_law_of
 
 __all__ = ["entry_law_of", "select_entry_claims", "entry_law_lines", "backend_keys",
-           "BACKEND_CLAIMS", "backend_claims", "case_overrides"]
+           "backend_claim_ids", "backend_claims", "case_overrides"]
 
 
 def case_overrides(opts: RunOptions, law) -> dict:
@@ -79,19 +79,23 @@ def _sampling(values: Mapping[str, float], law, backend: Mapping[str, str] | Non
     return {**out, **(backend or {})}
 
 
-#: Claims whose experiments run on any array library (:mod:`numerics.array_api`).
-BACKEND_CLAIMS = ("markov.outliers", "width.stable_rank")
-
-
 def takes_backend(claim_id: str, profile: str) -> bool:
     """Whether ``claim_id`` samples on any array library at ``profile``: whether the
-    experiment it runs there has an array-API version (:mod:`numerics.array_api`): those of
-    :data:`BACKEND_CLAIMS`, and the ``long`` profile's ``markov.edge``, which
-    ``fix.spectrum`` shares too."""
-    from gapverify.numerics.array_api import EXPERIMENTS as ARRAY_API_EXPERIMENTS
+    record of the experiment it runs there names an array-API version
+    (:attr:`~gapverify.numerics.experiment_record.Experiment.array_api`): ``markov.outliers``
+    and ``width.stable_rank`` at every profile, and at ``long`` ``fix.spectrum`` too (the
+    profile's ``markov.edge``)."""
+    from gapverify.numerics.plugins import record
     from gapverify.verification.claims.registry import get_claim
 
-    return get_claim(claim_id).for_profile(profile).experiment in ARRAY_API_EXPERIMENTS
+    return bool(record(get_claim(claim_id).for_profile(profile).experiment).array_api)
+
+
+def backend_claim_ids(profile: str) -> list[str]:
+    """The default claims that take ``--backend`` at ``profile`` (:func:`takes_backend`)."""
+    from gapverify.verification.claims.registry import default_claim_ids
+
+    return [c for c in default_claim_ids() if takes_backend(c, profile)]
 
 
 def backend_keys(opts: RunOptions) -> dict:
@@ -155,5 +159,5 @@ def backend_claims(claims: list[str], *, backend: str, device: str, dtype: str, 
     if others:
         raise UsageError(f"parameter '--backend': claim(s) {', '.join(others)} sample with numpy "
                          f"in float64 only; claims that take --backend, --device, --dtype: "
-                         f"{', '.join(BACKEND_CLAIMS)}")
+                         f"{', '.join(backend_claim_ids(profile))}")
     return claims

@@ -18,7 +18,7 @@ from gapverify.verification.running.executors import Engine, make_engine
 from gapverify.verification.running.options import Job, RunOptions, RunPlan, run_claim
 from gapverify.verification.running.runner import params_key, plan, replay_seed, sweep
 from gapverify.verification.running.sampling_inputs import (
-    BACKEND_CLAIMS, _law_cases, _sampling, backend_keys, case_overrides, entry_law_lines,
+    _law_cases, _sampling, backend_keys, case_overrides, entry_law_lines,
     entry_law_of, select_entry_claims,
 )
 from gapverify.verification.running.store import Store, code_version
@@ -31,7 +31,7 @@ from gapverify.verification.judging.verdict import (
 
 __all__ = ["RunOptions", "RunPlan", "Job", "plan_run", "claim_tests", "run_variant", "sample",
            "verify", "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
-           "entry_law_lines", "backend_keys", "BACKEND_CLAIMS", "run_claim"]
+           "entry_law_lines", "backend_keys", "run_claim"]
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
