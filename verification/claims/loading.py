@@ -19,10 +19,17 @@ key ``<claim id>@<sha-256 of the file, 12 hex digits>``, so that the store never
 measurements of two files, or of two versions of one file.
 
 A bad file is refused with :class:`ClaimFileError` (a ``ValueError``; exit 2 on the
-command line), naming the file and the line: a syntax error, an exception while it runs,
-no claim, a prediction that is not a finite number at the claim's defaults, an unknown
-parameter, a check of an unknown prediction, an id that clashes with a built-in claim or
-another file's.
+command line), naming the file and the line: a syntax error, an exception while it runs
+(anything it raises, ``SystemExit`` from ``sys.exit()`` included), a field of a
+``Claim``, ``Check`` or ``Prediction`` out of its range (the objects check their own
+fields when constructed: :class:`~.errors.ClaimDefinitionError`), ``CLAIMS`` or
+``PARAMETERS`` that is not a list of ``Claim`` or ``Parameter`` objects, no claim, a
+prediction that is not a finite number at the claim's defaults, an unknown parameter, a
+check of an unknown prediction, an id that clashes with a built-in claim or another
+file's. Ctrl-C while a file loads is an interrupt, :class:`ClaimFileInterrupt` (a
+``KeyboardInterrupt`` naming the file): the command line ends on one line, exit 130.
+A missing file's error names where the path came from: ``$GAPVERIFY_CLAIMS`` when the
+variable lists it, else ``--claims-from`` (or the ``source`` given).
 """
 from __future__ import annotations
 
@@ -34,16 +41,18 @@ import re
 import sys
 import traceback
 import types
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from gapverify.numerics.plugins import EXTRA_EXPERIMENTS
 from gapverify.theory.parameters import PARAMETERS, Parameter
-from gapverify.verification.claims.errors import UsageError
+from gapverify.verification.claims.errors import ClaimDefinitionError, ClaimTypeError, UsageError
 from gapverify.verification.claims.model import Claim
 
-__all__ = ["ENV", "ENTRY_POINT_GROUP", "ClaimFileError", "read_claim_file",
-           "entry_point_claims", "configured_paths", "configured_claims", "LoadedClaims"]
+__all__ = ["ENV", "ENTRY_POINT_GROUP", "ClaimFileError", "ClaimFileInterrupt", "claim_paths",
+           "read_claim_file", "entry_point_claims", "configured_paths", "configured_claims",
+           "LoadedClaims"]
 
 #: The environment variable listing claim files (``os.pathsep``-separated).
 ENV = "GAPVERIFY_CLAIMS"
@@ -56,6 +65,59 @@ _STATUSES = ("theorem", "derived", "conjecture", "empirical")
 class ClaimFileError(UsageError):
     """A claim file (or plug-in) that cannot be used: the message names the file and the
     line, and what is wrong."""
+
+
+class ClaimFileInterrupt(KeyboardInterrupt):
+    """Ctrl-C (or a ``KeyboardInterrupt`` the file raised) while a claim file was loading:
+    still an interrupt, its message naming the file. The command line ends it on one line
+    with exit 130, as any interrupt."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "interrupted while loading a claim file"
+
+
+def claim_paths(paths: object, parameter: str = "paths") -> list[str | os.PathLike]:
+    """``paths`` as a list of paths: one path (``str`` or ``os.PathLike``) is one path, not
+    its characters; an iterable of paths is kept in order. Anything else is refused with
+    :class:`~.errors.ClaimTypeError` naming ``parameter``."""
+    def bad(what: object) -> ClaimTypeError:
+        return ClaimTypeError(f"parameter '{parameter}' must be a path (str or os.PathLike) or "
+                              f"a list of paths, got {type(what).__name__} {what!r}")
+
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    if isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
+        raise bad(paths)
+    out = list(paths)
+    for p in out:
+        if not isinstance(p, (str, os.PathLike)):
+            raise bad(p)
+    return out
+
+
+def _origin(path: Path) -> str:
+    """Where a claim file's path came from, as the user wrote it: ``$GAPVERIFY_CLAIMS``
+    when the variable lists it, else ``--claims-from``."""
+    try:
+        listed = {Path(p).resolve() for p in configured_paths()}
+        return f"${ENV}" if path.resolve() in listed else "--claims-from"
+    except (OSError, RuntimeError):
+        return "--claims-from"
+
+
+def _user_error(exc: BaseException, where: str, shown: str) -> BaseException:
+    """What an exception raised by a claim file's code becomes: an interrupt stays one
+    (:class:`ClaimFileInterrupt`); ``sys.exit()`` and everything else is a
+    :class:`ClaimFileError` on one line, with the file's line."""
+    at = _where(where, _error_line(exc, shown))
+    if isinstance(exc, KeyboardInterrupt):
+        return ClaimFileInterrupt(f"interrupted while loading claim file {at}")
+    if isinstance(exc, SystemExit):
+        return ClaimFileError(f"{at}: SystemExit({exc.code!r}) while the file loads (sys.exit "
+                              "in a claim file); a claim file defines its claims, never exits")
+    if isinstance(exc, (ClaimDefinitionError, ClaimFileError)):
+        return ClaimFileError(f"{at}: {exc}")  # already a sentence naming the field
+    return ClaimFileError(f"{at}: {type(exc).__name__}: {exc}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +161,11 @@ def _parameters(module_dict: Mapping[str, object], where: str) -> None:
     declared = module_dict.get("PARAMETERS", ())
     if isinstance(declared, Mapping):
         declared = tuple(declared.values())
+    if isinstance(declared, Parameter):
+        declared = (declared,)
+    if not isinstance(declared, Sequence) or isinstance(declared, (str, bytes)):
+        raise ClaimFileError(f"{where}: PARAMETERS must be a list of gapverify.Parameter "
+                             f"objects, got {type(declared).__name__} {declared!r}")
     for p in declared:
         if not isinstance(p, Parameter):
             raise ClaimFileError(f"{where}: PARAMETERS must list gapverify.Parameter objects, got "
@@ -148,10 +215,14 @@ def _check_claim(claim: Claim, where: str, taken: Mapping[str, str]) -> None:
             value = p.formula(exact)
             number = float(value) if getattr(value, "is_number", isinstance(value, (int, float))) \
                 else None
-        except Exception as exc:  # noqa: BLE001 - user code: reported with the claim's line
+        except KeyboardInterrupt:
+            raise ClaimFileInterrupt(f"interrupted while evaluating prediction '{p.name}' of "
+                                     f"'{claim.id}' ({where})") from None
+        except BaseException as exc:  # noqa: BLE001 - user code (sys.exit included)
+            what = f"SystemExit({exc.code!r})" if isinstance(exc, SystemExit) else \
+                f"{type(exc).__name__}: {exc}"
             raise ClaimFileError(f"{where}: prediction '{p.name}' of '{claim.id}' cannot be "
-                                 f"evaluated at the defaults {values}: {type(exc).__name__}: "
-                                 f"{exc}") from None
+                                 f"evaluated at the defaults {values}: {what}") from None
         if number is None or not math.isfinite(number):
             raise ClaimFileError(f"{where}: prediction '{p.name}' of '{claim.id}' is not a finite "
                                  f"number at the defaults {values} (got {value!r}): a formula "
@@ -184,22 +255,31 @@ def _adopt(claim: object, path: str, source: str, digest: str, taken: dict[str, 
     return claim
 
 
-def read_claim_file(path: str | os.PathLike, taken: Mapping[str, str]) -> LoadedClaims:
+def read_claim_file(path: str | os.PathLike, taken: Mapping[str, str],
+                    source: str | None = None) -> LoadedClaims:
     """Run the claim file ``path`` and return its claims, checked; ``taken``: ids already
-    in use, with where they come from (built-in claims, other files)."""
+    in use, with where they come from (built-in claims, other files); ``source``: the
+    parameter a missing file's error names (default: ``$GAPVERIFY_CLAIMS`` when it lists
+    the file, else ``--claims-from``)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ClaimTypeError(f"parameter '{source or 'path'}' must be a path (str or "
+                             f"os.PathLike), got {type(path).__name__} {path!r}")
     path = Path(path)
     shown = str(path)
+    source = source or _origin(path)
     if not path.is_file():
-        raise ClaimFileError(f"parameter '--claims-from': no such file: {shown!r}")
+        raise ClaimFileError(f"parameter '{source}': no such file: {shown!r}")
     try:
-        source = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ClaimFileError(f"parameter '--claims-from': cannot read {shown!r}: {exc}") from None
-    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+        raise ClaimFileError(f"parameter '{source}': cannot read {shown!r}: {exc}") from None
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     try:
-        code = compile(source, shown, "exec")
+        code = compile(text, shown, "exec")
     except SyntaxError as exc:
         raise ClaimFileError(f"{_where(shown, exc.lineno)}: syntax error: {exc.msg}") from None
+    except ValueError as exc:  # source code with a null byte
+        raise ClaimFileError(f"{shown}: not Python source: {exc}") from None
     stem = re.sub(r"\W", "_", path.stem)
     name = f"gapverify_claims_{stem}_{digest}"
     module = types.ModuleType(name)
@@ -207,11 +287,14 @@ def read_claim_file(path: str | os.PathLike, taken: Mapping[str, str]) -> Loaded
     sys.modules[name] = module  # functions defined there pickle by reference
     try:
         exec(code, module.__dict__)
-    except Exception as exc:  # noqa: BLE001 - user code: one line with its place
-        del sys.modules[name]
-        raise ClaimFileError(f"{_where(shown, _error_line(exc, shown))}: "
-                             f"{type(exc).__name__}: {exc}") from None
-    return _collect(module.__dict__, shown, source, digest, taken)
+    except BaseException as exc:  # noqa: BLE001 - user code, sys.exit and Ctrl-C included
+        sys.modules.pop(name, None)
+        raise _user_error(exc, shown, shown) from None
+    try:
+        return _collect(module.__dict__, shown, text, digest, taken)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
 
 
 def _collect(namespace: Mapping[str, object], shown: str, source: str, digest: str,
@@ -222,6 +305,9 @@ def _collect(namespace: Mapping[str, object], shown: str, source: str, digest: s
         raise ClaimFileError(f"{shown}: defines no CLAIMS (a list of gapverify.Claim)")
     if isinstance(listed, Claim):
         listed = [listed]
+    if not isinstance(listed, Sequence) or isinstance(listed, (str, bytes)):
+        raise ClaimFileError(f"{shown}: CLAIMS must be a list of gapverify.Claim objects, got "
+                             f"{type(listed).__name__} {listed!r:.60}")
     mine = dict(taken)
     claims = tuple(_adopt(c, shown, source, digest, mine) for c in listed)
     if not claims:
@@ -247,9 +333,11 @@ def entry_point_claims(taken: Mapping[str, str]) -> list[LoadedClaims]:
             source = Path(source_file).read_text(encoding="utf-8") if source_file else ""
             digest = hashlib.sha256((source or ep.value).encode()).hexdigest()[:12]
             loaded = _collect(namespace, shown, source, digest, mine)
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in: one line, then go on
+        except KeyboardInterrupt:
+            raise ClaimFileInterrupt(f"interrupted while loading plug-in {shown}") from None
+        except BaseException as exc:  # noqa: BLE001 - a broken plug-in (sys.exit too): go on
             message = str(exc) if isinstance(exc, ClaimFileError) else \
-                f"{shown}: {type(exc).__name__}: {exc}"
+                str(_user_error(exc, shown, ""))
             print(f"gapverify: warning: plug-in not loaded: {message}", file=sys.stderr)
             continue
         dist = getattr(ep, "dist", None)
@@ -265,12 +353,15 @@ def configured_paths(environ: Mapping[str, str] = os.environ) -> list[str]:
 
 
 def configured_claims(taken: Mapping[str, str], paths: Iterable[str] | None = None,
-                      plugins: bool = True) -> list[LoadedClaims]:
+                      plugins: bool = True, source: str | None = None) -> list[LoadedClaims]:
     """Every configured source's claims: the files (``paths``, default
-    :func:`configured_paths`), then the installed plug-ins."""
+    :func:`configured_paths`, one path or a list: :func:`claim_paths`), then the installed
+    plug-ins; ``source``: what a missing file's error names (see :func:`read_claim_file`)."""
     out, mine = [], dict(taken)
-    for p in (configured_paths() if paths is None else paths):
-        loaded = read_claim_file(p, mine)
+    if paths is None:
+        paths, source = configured_paths(), source or f"${ENV}"
+    for p in claim_paths(paths, source or "paths"):
+        loaded = read_claim_file(p, mine, source)
         mine.update({c.id: f"the claim of {loaded.source}" for c in loaded.claims})
         out.append(loaded)
     if plugins:

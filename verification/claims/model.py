@@ -9,6 +9,9 @@ tests all read that one registry.
 """
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Mapping
 
@@ -16,6 +19,7 @@ import numpy as np
 import sympy as sp
 
 from gapverify.theory.parameters import PARAMETERS, defaults, exact, validate_parameters
+from gapverify.verification.claims.errors import ClaimDefinitionError, ClaimTypeError
 
 __all__ = ["STATUSES", "Prediction", "Check", "RateRule", "Profile", "Claim", "weakest_status",
            "T_SYMBOL", "POWER_TARGETS", "PROFILES"]
@@ -28,6 +32,104 @@ T_SYMBOL = sp.Symbol("T", positive=True, integer=True)
 
 def weakest_status(statuses) -> str:
     return max(statuses, key=STATUSES.index)
+
+
+# --- field checks: each names the field, its owner and the allowed values ------------------
+
+PREDICTION_KINDS: tuple[str, ...] = ("limit", "exact", "law", "reference")
+CHECK_KINDS: tuple[str, ...] = ("limit", "distance", "exact", "matching")
+
+
+def _text(value: object, field_name: str, owner: str, *, empty: bool = False) -> None:
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise ClaimTypeError(f"parameter '{field_name}' of {owner} must be a "
+                             f"{'' if empty else 'non-empty '}string, got {value!r}")
+
+
+def _one_of(value: object, field_name: str, owner: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ClaimDefinitionError(f"parameter '{field_name}' of {owner} must be one of "
+                                   f"{', '.join(allowed)}; got {value!r}")
+
+
+def _function(value: object, field_name: str, owner: str, signature: str,
+              optional: bool = True) -> None:
+    if (value is None and optional) or callable(value):
+        return
+    raise ClaimTypeError(f"parameter '{field_name}' of {owner} must be a function "
+                         f"{signature}{' or None' if optional else ''}, got {value!r}")
+
+
+def _real(value: object) -> float | None:
+    """``value`` as a float if it is a real number (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def _positive_rate(value: object, field_name: str, owner: str) -> None:
+    number = _real(value)
+    if number is None:
+        raise ClaimTypeError(f"parameter '{field_name}' of {owner} must be a finite number "
+                             f"> 0 (the error decays like T^-rate) or a RateRule, got {value!r}")
+    if not (math.isfinite(number) and number > 0):
+        raise ClaimDefinitionError(f"parameter '{field_name}' of {owner} must be a finite "
+                                   f"number > 0 (the error decays like T^-rate), got {value!r}")
+
+
+def _rate_range(value: object, owner: str) -> tuple[float, float]:
+    bounds = tuple(value) if isinstance(value, Sequence) and not isinstance(value, str) else None
+    numbers_ = None if bounds is None or len(bounds) != 2 else [_real(b) for b in bounds]
+    if numbers_ is None or None in numbers_:
+        raise ClaimTypeError(f"parameter 'rate_range' of {owner} must be a pair of numbers "
+                             f"(r_lo, r_hi) with 0 < r_lo < r_hi < inf, got {value!r}")
+    lo, hi = numbers_
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+        raise ClaimDefinitionError(f"parameter 'rate_range' of {owner} must be ordered and "
+                                   f"finite, 0 < r_lo < r_hi < inf, got {value!r}")
+    return bounds
+
+
+@dataclass(frozen=True)
+class ConstantTolerance:
+    """A tolerance given as a number: ``|x - L| <= value`` at every size."""
+
+    value: float
+
+    def __call__(self, T: int, measurement: Mapping[str, object]) -> float:
+        return self.value
+
+
+def _tolerance(value: object, owner: str):
+    """``value`` as a tolerance function: a function ``(T, measurement) -> float`` as
+    given, a finite number >= 0 as :class:`ConstantTolerance`."""
+    if value is None or callable(value):
+        return value
+    number = _real(value)
+    if number is None:
+        raise ClaimTypeError(f"parameter 'tolerance' of {owner} must be a finite number >= 0 "
+                             f"or a function (T, measurement) -> float, got {value!r}")
+    if not (math.isfinite(number) and number >= 0):
+        raise ClaimDefinitionError(f"parameter 'tolerance' of {owner} must be finite and "
+                                   f">= 0, got {value!r}")
+    return ConstantTolerance(number)
+
+
+def _items(value: object, field_name: str, owner: str, kind: type | tuple, what: str,
+           ) -> tuple:
+    """``value`` as a tuple of ``kind``: a sequence of them (a single one, or a single
+    string for names, is taken as one)."""
+    if isinstance(value, kind):
+        return (value,)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        out = tuple(value)
+        for item in out:
+            if not isinstance(item, kind):
+                raise ClaimTypeError(f"parameter '{field_name}' of {owner} must list {what}, "
+                                     f"got an item {item!r}")
+        return out
+    raise ClaimTypeError(f"parameter '{field_name}' of {owner} must be a list or tuple of "
+                         f"{what}, got {type(value).__name__} {value!r}")
 
 
 @dataclass(frozen=True)
@@ -55,6 +157,17 @@ class Prediction:
     #: for status "derived": where the derivation is written (the claim's ``derived_in``
     #: when empty)
     derived_in: str = ""
+
+    def __post_init__(self) -> None:
+        _text(self.name, "name", "Prediction")
+        owner = f"Prediction {self.name!r}"
+        _one_of(self.status, "status", owner, ("theorem", "derived", "conjecture", "empirical"))
+        _function(self.formula, "formula", owner, "(params) -> sympy expression", optional=False)
+        _text(self.quantity, "quantity", owner, empty=True)
+        _one_of(self.kind, "kind", owner, PREDICTION_KINDS)
+        _function(self.law, "law", owner, "(params) -> sympy expression")
+        if self.kind == "reference":
+            _text(self.reference_limit, "reference_limit", owner)
 
     @property
     def asserted(self) -> bool:
@@ -153,26 +266,51 @@ class Check:
     relative_to: tuple[str, int] | None = None
 
     def __post_init__(self) -> None:
+        self._check_fields()
         if self.kind in ("limit", "distance") and self.asserted:
             given = (self.rate is not None) + (self.rate_range is not None) + bool(self.models)
             if given != 1:
-                raise ValueError(
+                raise ClaimDefinitionError(
                     f"check {self.prediction}:{self.statistic}: an asserted {self.kind} check needs "
                     "exactly one finite-size model, a stated 'rate', a 'rate_range' or 'models' "
                     "(consistency-only checks cannot reject a wrong limit)")
         if self.correction is not None and not (self.models or self.rate_range):
-            raise ValueError(f"check {self.prediction}: a 'correction' needs 'models' or "
-                             "a 'rate_range'")
+            raise ClaimDefinitionError(f"check {self.prediction}: a 'correction' needs "
+                                       "'models' or a 'rate_range'")
         if self.relative_to is not None and (
                 self.kind != "limit" or len(self.relative_to) != 2
                 or self.relative_to[0] == self.prediction
                 or isinstance(self.relative_to[1], bool) or not isinstance(self.relative_to[1], int)
                 or self.relative_to[1] < 1):
-            raise ValueError(f"check {self.prediction}: relative_to must be (another prediction, "
-                             f"a power >= 1) on a limit check, got {self.relative_to!r}")
-        if self.rate_range is not None and not 0 < self.rate_range[0] < self.rate_range[1]:
-            raise ValueError(f"check {self.prediction}: rate_range must be 0 < r_lo < r_hi, "
-                             f"got {self.rate_range}")
+            raise ClaimDefinitionError(f"check {self.prediction}: relative_to must be (another "
+                                       "prediction, a power >= 1) on a limit check, got "
+                                       f"{self.relative_to!r}")
+
+    def _check_fields(self) -> None:
+        """Each field's type and range (a rate finite and positive, a rate range ordered,
+        a tolerance finite and non-negative), named in the error."""
+        _text(self.prediction, "prediction", "Check")
+        _text(self.statistic, "statistic", f"Check {self.prediction!r}")
+        owner = f"Check {self.prediction}:{self.statistic}"
+        _one_of(self.kind, "kind", owner, CHECK_KINDS)
+        if self.rate is not None and not isinstance(self.rate, RateRule):
+            _positive_rate(self.rate, "rate", owner)
+        if self.rate_range is not None:
+            object.__setattr__(self, "rate_range", _rate_range(self.rate_range, owner))
+        object.__setattr__(self, "tolerance", _tolerance(self.tolerance, owner))
+        if self.kind in ("exact", "matching") and self.tolerance is None:
+            raise ClaimDefinitionError(f"parameter 'tolerance' of {owner}: an {self.kind} check "
+                                       "needs one, a finite number >= 0 or a function "
+                                       "(T, measurement) -> float")
+        if not isinstance(self.asserted, bool):
+            raise ClaimTypeError(f"parameter 'asserted' of {owner} must be True or False, "
+                                 f"got {self.asserted!r}")
+        for name in ("cdf", "predicted_spectrum", "domain", "min_size", "zero_scale",
+                     "correction"):
+            _function(getattr(self, name), name, owner, "of the parameters")
+        for name in ("rate_status", "rate_note", "tolerance_note", "record_note",
+                     "domain_note", "min_size_note"):
+            _text(getattr(self, name), name, owner, empty=True)
 
     def applies(self, params: Mapping[str, float]) -> bool:
         """Whether this check is judged at ``params`` (its ``domain``)."""
@@ -268,6 +406,33 @@ class Claim:
     paper_result: str = ""
     #: where this claim's derived predictions are derived (a prediction may say otherwise)
     derived_in: str = ""
+
+    def __post_init__(self) -> None:
+        _text(self.id, "id", "Claim")
+        owner = f"Claim {self.id!r}"
+        _text(self.title, "title", owner, empty=True)
+        fields = {"predictions": (Prediction, "Prediction objects"),
+                  "checks": (Check, "Check objects"),
+                  "parameters": (str, "parameter names"),
+                  "references": (str, "references (strings)")}
+        for name, (kind, what) in fields.items():
+            object.__setattr__(self, name, _items(getattr(self, name), name, owner, kind, what))
+        if not self.predictions:
+            raise ClaimDefinitionError(f"parameter 'predictions' of {owner} must list at "
+                                       "least one Prediction, got none")
+        if not (isinstance(self.experiment, str) or callable(self.experiment)):
+            raise ClaimTypeError(f"parameter 'experiment' of {owner} must be a function "
+                                 f"f(rng, T, params) -> dict or the name of a built-in "
+                                 f"experiment, got {self.experiment!r}")
+        if not isinstance(self.profiles, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, Profile) for k, v in self.profiles.items()):
+            raise ClaimTypeError(f"parameter 'profiles' of {owner} must map profile names to "
+                                 f"Profile objects (gapverify.profiles(quick=(low, high, "
+                                 f"replicates))), got {self.profiles!r}")
+        for name in ("fixed_parameters", "cases"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise ClaimTypeError(f"parameter '{name}' of {owner} must be a mapping, got "
+                                     f"{getattr(self, name)!r}")
 
     def derivation(self, prediction: str) -> str:
         """Where a derived prediction is derived ("" for any other status)."""

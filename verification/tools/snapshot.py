@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -84,11 +85,41 @@ from gapverify.verification.tools.snapshot_numbers import (
 )
 
 __all__ = ["DEFAULT_PATH", "DIGITS", "REFERENCE_VALUES", "canonical_number", "claim_record",
-           "current_snapshot", "read_snapshot", "write_snapshot", "compare", "Comparison"]
+           "current_snapshot", "read_snapshot", "write_snapshot", "compare", "Comparison",
+           "update_command", "inside_package_snapshots", "suggested_path"]
 
 FORMAT = 3  # 2: paper_result, profile_cases, law_quantiles, entry_laws; 3: finite_size_terms
 DEFAULT_PATH = SNAPSHOT_PATH
 META_NAME = "_meta.json"
+
+
+# --- where a snapshot goes, and the command that rewrites it -----------------------------
+
+def inside_package_snapshots(path: Path | str) -> bool:
+    """Whether ``path`` is the package's own snapshot folder (``verification/snapshots/``)
+    or inside it: only the package's claims are kept there (``--update`` of other claims
+    would also delete the package's records, :func:`write_snapshot`)."""
+    target, own = Path(path).resolve(), Path(SNAPSHOT_PATH).resolve()
+    return target == own or own in target.parents
+
+
+def suggested_path(claim_files: Sequence[str]) -> str:
+    """Where the snapshot of claim files' claims goes unless told: beside the first file,
+    ``<its name>.snapshots`` (``my_claims.py`` -> ``my_claims.snapshots``)."""
+    first = Path(claim_files[0]) if claim_files else Path("my_claims.py")
+    return str(first.with_suffix(".snapshots"))
+
+
+def update_command(path: Path | str = DEFAULT_PATH, claim_files: Sequence[str] = ()) -> str:
+    """The command that rewrites the snapshot at ``path``, to be followed literally: with
+    the claim files' ``--claims-from`` and ``--path`` (only ``gapverify snapshot --update``
+    for the package's own claims at the default path)."""
+    parts = ["gapverify", "snapshot", "--update"]
+    for file in claim_files:
+        parts += ["--claims-from", str(file)]
+    if claim_files or Path(path).resolve() != Path(DEFAULT_PATH).resolve():
+        parts += ["--path", str(path)]
+    return shlex.join(parts)
 
 
 # --- building the records ---------------------------------------------------------------
@@ -360,14 +391,17 @@ def _classify(cid: str, old: dict, new: dict, same_sympy: bool, where: str) -> C
     return ClaimChange(cid, "changed", parts, diff)
 
 
-def compare(path: Path = DEFAULT_PATH, ids: Sequence[str] | None = None) -> Comparison:
-    """Compare the claims ``ids`` (default: the package's) with the snapshot at ``path``."""
+def compare(path: Path = DEFAULT_PATH, ids: Sequence[str] | None = None,
+            claim_files: Sequence[str] = ()) -> Comparison:
+    """Compare the claims ``ids`` (default: the package's) with the snapshot at ``path``;
+    ``claim_files``: the files they come from, named in the advice to update."""
     meta, stored = read_snapshot(path)
     current = current_snapshot(ids)
     same_sympy = meta.get("sympy") == sp.__version__
     notes = []
     if not meta and not stored:
-        notes.append(f"no snapshot at {path}: every claim is new (write one with --update)")
+        notes.append(f"no snapshot at {path}: every claim is new (write one with "
+                     f"`{update_command(path, claim_files)}`)")
     elif not same_sympy:
         notes.append(f"snapshot written by sympy {meta.get('sympy')}, running {sp.__version__}: "
                      "a statement printed differently is accepted if it parses to the same "

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gapverify.verification.claims.errors import UnknownClaimError
 from gapverify.verification.claims.loading import (
-    LoadedClaims, configured_claims, configured_paths, entry_point_claims,
+    LoadedClaims, claim_paths, configured_claims, configured_paths, entry_point_claims,
 )
 from gapverify.verification.claims.model import Claim
 from gapverify.verification.claims.registry.paper_results import annotate
@@ -94,7 +94,10 @@ class Registry:
     def load_files(self, paths: Iterable[str | os.PathLike]) -> list[str]:
         """Register the claims of the claim files ``paths`` (a file already loaded is not
         loaded again); returns their ids. Raises
-        :class:`~gapverify.verification.claims.loading.ClaimFileError`."""
+        :class:`~gapverify.verification.claims.loading.ClaimFileError`; ``paths`` that is
+        neither a path nor an iterable of paths raises
+        :class:`~gapverify.verification.claims.errors.ClaimTypeError` naming ``paths``."""
+        paths = claim_paths(paths)
         self._ready()
         return self._load_files(paths)
 
