@@ -223,8 +223,8 @@ def test_wrong_values_stay_in_the_domain():
 
 
 def test_power_classes():
-    assert power_class(Check("a", "a", "exact")) == "exact"
-    assert power_class(Check("a", "a", "matching")) == "exact"
+    assert power_class(Check("a", "a", "exact", tolerance=0.0)) == "exact"
+    assert power_class(Check("a", "a", "matching", tolerance=0.0)) == "exact"
     assert power_class(Check("a", "a", "limit", rate=1.0)) == "rated"
     assert power_class(Check("a", "a", "limit", rate_range=(0.5, 1.0))) == "rate range"
     assert power_class(Check("a", "a", "limit", rate=1.0, asserted=False)) == "recorded"
