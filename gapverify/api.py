@@ -322,10 +322,15 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     ``ValueError`` (:class:`~verification.claims.inputs.UsageError`,
     :class:`~theory.parameters.ParameterError` or
     :class:`~verification.claims.registry.UnknownClaimError`) naming the parameter for bad
-    input, ``claims=[]`` included.
+    input, ``claims=[]`` included. A claim whose own code misbehaves (an experiment that
+    raises or returns no dict of finite numbers with every statistic its checks read, a
+    prediction that is not a finite real at a case, a domain that raises) raises
+    :class:`~verification.judging.outcomes.ClaimError` naming the file and line, the
+    claim, the case, the size and the replicate (the command line's exit code 4).
     """
     from gapverify.verification.judging.outcomes import exit_code
     from gapverify.verification.claims.inputs import check_run_inputs
+    from gapverify.verification.running.claim_errors import checked_inputs
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import (
         RunOptions, results_json, verify as run_suite,
@@ -343,7 +348,9 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     missing = [c for c in ids if profile not in _claim(c, "claims").profiles]
     if missing:
         raise UsageError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")
-    check_run_inputs(ids, overrides, profile, sizes)
+    # a claim whose prediction is complex at a case: a ClaimError, not a TypeError
+    checked_inputs(lambda: check_run_inputs(ids, overrides, profile, sizes), ids, overrides,
+                   profile)
     opts = RunOptions(claims=ids, profile=profile, sizes=sizes, replicates=replicates, seed=seed,
                       overrides=overrides, workers=workers, level=level, replay=replay,
                       backend=backend, device=device, dtype=dtype)

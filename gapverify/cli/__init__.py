@@ -4,7 +4,11 @@ Exit codes (:mod:`gapverify.verification.judging.outcomes`, one table for every 
 0 every claim verified, supported, reproduced or recorded (or the command succeeded), 1
 some claim failed or is flaky (or a check found a difference), 2 bad usage or input (the
 message names the parameter and its allowed range), 3 no claim failed but some claim is
-not verified (outside domain, not assessed, or lacks power), 130 interrupted (SIGINT) and
+not verified (outside domain, not assessed, or lacks power), 4 a claim error (a claim's
+own code misbehaved: an experiment raised or returned no dict of finite numbers with every
+statistic its checks read, a prediction is not a finite real at a case, a domain raised;
+one line names the file and line, the claim, the case, the size and the replicate; no
+verdict), 130 interrupted (SIGINT) and
 143 terminated (SIGTERM); finished work is kept in the store either way; 141 when the
 reader of stdout went away (``gapverify claims --json | head``).
 
@@ -29,7 +33,8 @@ from gapverify.verification.claims.inputs import (DEFAULT_PROFILE, MAX_T, PROFIL
                                                   _int_in, parse_set, parse_sizes)
 from gapverify.verification.running.defaults import (DEFAULT_SEED, DEFAULT_STORE, STORE_ENV,
                                                      default_store)
-from gapverify.verification.judging.outcomes import EXIT_BROKEN_PIPE, EXIT_USAGE
+from gapverify.verification.judging.outcomes import (EXIT_BROKEN_PIPE, EXIT_CLAIM_ERROR,
+                                                     EXIT_USAGE, ClaimError)
 from gapverify.cli.args import _Parser, add_run_options, output_path
 from gapverify.cli.claims import _cmd_claims, _cmd_describe, _cmd_docs, _cmd_predict
 from gapverify.cli.runs import _cmd_runs
@@ -49,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Verify the random-matrix theory of attention at initialisation (Mind the Gap, "
         "ICML 2025) against sampled matrices. Exit codes: 0 verified (or done), 1 a claim "
         "failed or is flaky, 2 bad input, 3 not verified (outside domain, not assessed or "
-        "lacks power), 130/143 interrupted, 141 "
+        "lacks power), 4 a claim error (a claim's own code misbehaved: the message names its "
+        "file and line, the claim, the case, the size and the replicate), 130/143 "
+        "interrupted, 141 "
         "stdout closed early. "
         "The theory: docs/claims.md."))
     p.add_argument("--version", action="version", version=f"gapverify {_version()}")
@@ -261,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return EXIT_BROKEN_PIPE
+    except ClaimError as exc:
+        # a claim's own code misbehaved: one line, no traceback, no verdict
+        print(f"gapverify: claim error: {exc}", file=sys.stderr)
+        return EXIT_CLAIM_ERROR
     except (ValueError, KeyError) as exc:
         if _input_error(exc):
             print(f"gapverify: error: {exc}", file=sys.stderr)

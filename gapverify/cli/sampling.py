@@ -50,6 +50,7 @@ def _cmd_run(args) -> int:
 def _run_options(args):
     """The options of ``gapverify run``, every one checked before anything is sampled (bad
     input: exit 2), then the store line on stderr."""
+    from gapverify.verification.running.claim_errors import checked_inputs
     from gapverify.verification.running.executors import parse_scheduler
     from gapverify.verification.running.suite import RunOptions
 
@@ -63,7 +64,10 @@ def _run_options(args):
     if args.sizes and args.scheduler is None and (args.backend, args.dtype) == ("numpy", "float64"):
         def early():  # the memory of the largest size, named as such before --sizes's checks
             _check_memory_early(claims, overrides, args.sizes, workers, args.profile)
-    check_run_inputs(claims, overrides, args.profile, args.sizes, before_sizes=early)
+    # a claim whose prediction is complex at a case: a claim error, not a traceback
+    checked_inputs(lambda: check_run_inputs(claims, overrides, args.profile, args.sizes,
+                                            before_sizes=early),
+                   claims, overrides, args.profile)
     parse_scheduler(args.scheduler)  # bad addresses exit 2 before anything starts
     perturb, perturb_predictions = parse_perturb(args.perturb)
     perturb_parameters = parse_perturb_parameter(args.perturb_parameter)

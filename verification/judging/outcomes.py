@@ -6,6 +6,13 @@ its claims' codes (:func:`exit_code`): 1 when a claim failed or is flaky, else 3
 is not verified, else 0. Claims whose checks are recorded by design (``recorded``) do not
 keep a run from exit 0. A *check* ends in one of :data:`CHECK_VERDICTS`.
 
+A run whose claim's own code misbehaves (an experiment that raises or returns no dict of
+finite numbers with every statistic its checks read, a prediction that is not a finite
+real at a case, a domain that raises) ends in no verdict at all: a :class:`ClaimError`,
+one line naming the file and line, the claim, the case, the size and the replicate, and
+exit code :data:`EXIT_CLAIM_ERROR` (4), neither "failed" (1) nor "not verified" (3): a
+typo in a claim file is not a refutation. Every exit code is in :data:`EXIT_CODES`.
+
 The judging's machine outcomes (:class:`Outcome`: ``pass``, ``fail``, ``not verified``
 with a reason, ...) map onto these words through :func:`claim_word` and
 :func:`check_word`; nothing else spells a verdict, and no other module compares an
@@ -19,6 +26,64 @@ from enum import Enum
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away
+#: A claim's own code misbehaved during the run (:class:`ClaimError`): no verdict
+EXIT_CLAIM_ERROR = 4
+
+#: Every exit code of the command line with its meaning (README.md's exit-code table,
+#: :func:`exit_code_table`, and ``gapverify --help``).
+EXIT_CODES: tuple[tuple[str, str], ...] = (
+    (f"{EXIT_OK}", "every claim verified, supported, reproduced or recorded"),
+    (f"{EXIT_FAIL}", "some claim failed (or is flaky); `snapshot`: a statement changed; "
+                     "`audit`: a wrong variant was not rejected"),
+    (f"{EXIT_USAGE}", "bad usage or input; the message names the parameter and its allowed "
+                      "range"),
+    (f"{EXIT_UNVERIFIED}", "no claim failed, but some claim is not verified (outside domain, "
+                           "not assessed or lacks power)"),
+    (f"{EXIT_CLAIM_ERROR}", "claim error: a claim's own code misbehaved (an experiment raised or "
+                            "returned no dict of finite numbers with every statistic its checks "
+                            "read, a prediction is not a finite real at a case, a domain "
+                            "raised); one line names the file and line, the claim, the case, "
+                            "the size and the replicate; nothing is judged"),
+    (f"{EXIT_INTERRUPTED}, {EXIT_TERMINATED}, {EXIT_BROKEN_PIPE}",
+     "interrupted (SIGINT), terminated (SIGTERM), stdout closed early; finished work is kept"),
+)
+
+
+class ClaimError(Exception):
+    """A claim's own code misbehaved during a run: not a verdict (exit code
+    :data:`EXIT_CLAIM_ERROR`). ``where`` is ``FILE:LINE`` of the user's code, ``claim``
+    the claim id, ``case`` its parameters, ``T`` and ``replicate`` the sample (when one is
+    concerned); ``str()`` is the one line the command line prints. Picklable (a pool
+    worker raises it), and :meth:`within` adds what the raiser did not know."""
+
+    def __init__(self, message: str, where: str = "", claim: str = "",
+                 case: dict | None = None, T: int | None = None,
+                 replicate: int | None = None) -> None:
+        super().__init__(message, where, claim, case, T, replicate)
+        self.message, self.where, self.claim = message, where, claim
+        self.case, self.T, self.replicate = case, T, replicate
+
+    def within(self, **context) -> "ClaimError":
+        """This error with ``context`` (``where``, ``claim``, ``case``, ``T``,
+        ``replicate``) filled in where it is empty."""
+        fields = dict(where=self.where, claim=self.claim, case=self.case, T=self.T,
+                      replicate=self.replicate)
+        fields.update({k: v for k, v in context.items()
+                       if fields.get(k) in (None, "") and v is not None})
+        return ClaimError(self.message, **fields)
+
+    def __str__(self) -> str:
+        parts = [f"claim {self.claim}" if self.claim else ""]
+        if self.case:
+            parts.append("case " + ", ".join(f"{k}={v:g}" if isinstance(v, (int, float))
+                                             else f"{k}={v}" for k, v in self.case.items()))
+        if self.T is not None:
+            parts.append(f"T={self.T}")
+        if self.replicate is not None:
+            parts.append(f"replicate {self.replicate}")
+        context = ", ".join(p for p in parts if p)
+        head = ": ".join(p for p in (self.where, context) if p)
+        return f"{head}: {self.message}" if head else self.message
 
 
 class Outcome(str, Enum):
@@ -150,4 +215,12 @@ def markdown_table() -> str:
     lines += [f"| `{v.word}` | {v.exit_code} | {v.meaning} |" for v in CLAIM_VERDICTS]
     lines += ["", "| check verdict | meaning |", "| --- | --- |"]
     lines += [f"| `{v.word}` | {v.meaning} |" for v in CHECK_VERDICTS]
+    return "\n".join(lines) + "\n"
+
+
+def exit_code_table() -> str:
+    """Every exit code with its meaning as a Markdown table (README.md, "Reading a run",
+    holds this text verbatim; a test keeps them equal)."""
+    lines = ["| exit code | meaning |", "| ---: | --- |"]
+    lines += [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES]
     return "\n".join(lines) + "\n"

@@ -170,10 +170,41 @@ def run_task(task: Task, threads: int = 1) -> tuple[Task, bytes, float]:
             from gapverify.verification.claims.registry import REGISTRY
 
             REGISTRY.load_configured()
-        measurement = experiment(task.experiment)(rng, task.T, dict(task.params))
+        fn = experiment(task.experiment)
+        if task.experiment in EXTRA_EXPERIMENTS:  # a claim file's or plug-in's: user code
+            measurement = _user_measurement(task, fn, rng)
+        else:
+            measurement = fn(rng, task.T, dict(task.params))
     finally:
         set_sampling_threads(before)
     return task, encode(measurement), time.perf_counter() - start
+
+
+def _user_measurement(task: Task, fn: Callable, rng: np.random.Generator) -> dict:
+    """The measurement of an experiment of a claim file or plug-in: an exception it raises
+    (but memory running out) or a result that is not a dict of numbers or arrays is a
+    :class:`~verification.judging.outcomes.ClaimError` naming its file and line, the
+    claim, the case (its sampling parameters), the size and the replicate."""
+    from gapverify.verification.running.claim_errors import (
+        ClaimError, checked_measurement, raised_at,
+    )
+
+    # a claim file's experiment is keyed "<claim id>@<digest>" (claims.loading)
+    claim = task.experiment.split("@")[0] if "@" in task.experiment else ""
+    context = dict(claim=claim, T=task.T, replicate=task.replicate,
+                   case={k: v for k, v in task.params if not isinstance(v, str)})
+    try:
+        measurement = fn(rng, task.T, dict(task.params))
+    except (MemoryError, ClaimError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - user code: one line with its place
+        raise ClaimError(f"the experiment {getattr(fn, '__name__', fn)} raised "
+                         f"{type(exc).__name__}: {exc}", where=raised_at(exc, [fn]),
+                         **context) from None
+    try:
+        return checked_measurement(measurement, fn)
+    except ClaimError as exc:
+        raise exc.within(**context) from None
 
 
 # --- memory ------------------------------------------------------------------------------

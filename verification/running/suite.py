@@ -16,12 +16,18 @@ from gapverify.verification.claims.model import Claim, Profile
 from gapverify.verification.claims.registry import get_claim
 from gapverify.verification.running.executors import Engine, make_engine
 from gapverify.verification.running.options import Job, RunOptions, RunPlan, run_claim
-from gapverify.verification.running.runner import params_key, plan, replay_seed, sweep
+from gapverify.verification.running.claim_errors import (
+    ClaimError, case_predictions, check_case, check_data, check_statistics, from_judging,
+    user_claim,
+)
+from gapverify.verification.running.runner import (
+    LEASE_SECONDS, Task, lease_owner, params_key, plan, replay_seed, run_task, sweep,
+)
 from gapverify.verification.running.sampling_inputs import (
     _law_cases, _sampling, backend_keys, case_overrides, entry_law_lines,
     entry_law_of, select_entry_claims,
 )
-from gapverify.verification.running.store import Store, code_version
+from gapverify.verification.running.store import Store, code_version, decode
 from gapverify.verification.judging.inference import two_sided_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import (
@@ -31,7 +37,8 @@ from gapverify.verification.judging.verdict import (
 
 __all__ = ["RunOptions", "RunPlan", "Job", "plan_run", "claim_tests", "run_variant", "sample",
            "verify", "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
-           "entry_law_lines", "backend_keys", "run_claim"]
+           "entry_law_lines", "backend_keys", "run_claim", "probe", "check_cases",
+           "claim_files_arguments", "ClaimError"]
 
 
 def _profile(claim: Claim, opts: RunOptions) -> Profile:
@@ -60,6 +67,9 @@ def plan_run(opts: RunOptions) -> RunPlan:
     overrides = case_overrides(opts, law)
     cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
                     else _law_cases(c, opts.profile, overrides, law)) for c in claims}
+    for c in claims:  # a domain that raises: a claim error, before the tests are counted
+        for values in cases[c.id]:
+            check_case(c, values)
     tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
     q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
     variant = run_variant(opts)
@@ -188,7 +198,8 @@ def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None, 
     ``backend`` keys of its plan."""
     from gapverify.verification.running.defaults import default_store
 
-    parts = ["gapverify", "run", *claims, "--profile", opts.profile]
+    parts = ["gapverify", "run", *claims, *claim_files_arguments(claims), "--profile",
+             opts.profile]
     if prof is not None:
         parts += ["--sizes", ",".join(map(str, prof.sizes)), "--replicates", str(prof.replicates)]
     parts += ["--seed", str(opts.seed)]
@@ -212,21 +223,83 @@ def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None, 
     return shlex.join(parts)
 
 
+def claim_files_arguments(claims: Sequence[str]) -> list[str]:
+    """``--claims-from PATH`` for each claim file that ``claims`` come from (once each,
+    in order): a command naming a claim file's claim must load it, whether the run had it
+    from ``--claims-from`` or from ``$GAPVERIFY_CLAIMS`` (a file named by both is loaded
+    once). Built-in claims and installed plug-ins' need none."""
+    from gapverify.verification.claims.registry import REGISTRY
+
+    files = dict.fromkeys(REGISTRY.source(c) for c in REGISTRY.file_ids(claims))
+    return [arg for path in files for arg in ("--claims-from", path)]
+
+
 def _engine(executor: Executor | Engine) -> Engine:
     return executor if isinstance(executor, Engine) else \
         Engine(executor, getattr(executor, "_max_workers", 1), 1, "given")
 
 
+def probe(store: Store, cases: Sequence[tuple[Claim, Mapping[str, float], Sequence[Task]]],
+          engine: Engine, progress=None) -> set[Task]:
+    """Run the first task of each case of a claim of a file or plug-in (its smallest size,
+    its first replicate missing) before the sweep, all together on ``engine``, and check
+    it: an exception, a result that is not a dict of numbers, a statistic a check reads
+    missing or not finite is a :class:`ClaimError` in seconds, not after the whole
+    sampling. ``cases``: (claim, parameters, the case's missing tasks). A good result is
+    stored (the sweep does not draw it again); returns the tasks run. Built-in claims are
+    not probed: their experiments are the package's own."""
+    firsts: dict[Task, list[tuple[Claim, Mapping[str, float]]]] = {}
+    for claim, values, tasks in cases:
+        if tasks and user_claim(claim):
+            firsts.setdefault(min(tasks, key=lambda t: (t.T, t.replicate)), []).append(
+                (claim, values))
+    if not firsts:
+        return set()
+    owner, futures = lease_owner(), {}
+    try:
+        for task in firsts:
+            if store.claim(task.key, owner, LEASE_SECONDS) in ("mine", "taken"):
+                futures[task] = engine.executor.submit(run_task, task, engine.threads)
+        for task, future in futures.items():
+            claim, values = firsts[task][0]
+            try:
+                _, payload, seconds = future.result()
+            except ClaimError as exc:  # named by the claim's case, not the sampling keys
+                raise ClaimError(exc.message, exc.where, claim.id, dict(values), exc.T,
+                                 exc.replicate) from None
+            measurement = decode(payload)
+            for claim, values in firsts[task]:
+                check_statistics(claim, values, task.T, task.replicate, measurement)
+            store.put(*task.key[:2], task.T, task.replicate, task.root_seed, task.version,
+                      payload, seconds)
+            if progress:
+                progress.advance(task, seconds)
+    except BaseException:
+        for future in futures.values():
+            future.cancel()
+        try:
+            store.release(owner)
+        except Exception:  # noqa: BLE001 - the store may be what failed; leases then expire
+            pass
+        raise
+    return set(futures)
+
+
 def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
-           executor: Executor | Engine, progress=None) -> dict:
+           executor: Executor | Engine, progress=None,
+           values: Mapping[str, float] | None = None) -> dict:
     """Sample what the store lacks for one case of ``claim`` and load all of it
-    (size -> replicate measurements)."""
+    (size -> replicate measurements); ``values``: the case's parameters (default
+    ``params``, the sampling keys), which a claim error names. The first task of a claim
+    of a file or plug-in is run and checked first (:func:`probe`)."""
     version = code_version()
     engine = _engine(executor)
     tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
     if progress and tasks:
         progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes), tasks=tasks)
     engine.check_memory(tasks)
+    probed = probe(store, [(claim, values or params, tasks)], engine, progress)
+    tasks = [t for t in tasks if t not in probed]
     sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
           in_flight=engine.in_flight, threads=engine.threads)
     return store.load(claim.experiment, params_key(params), seed, version, profile.sizes,
@@ -262,19 +335,40 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
     return merged
 
 
-def judge_stored(store_path: str, job: Job, version: str) -> ClaimResult:
+def judge_stored(store_path: str, job: Job, version: str,
+                 predictions: dict | None = None) -> ClaimResult:
     """Judge one job on what the store holds for it (nothing is sampled): a pool worker
     runs this for the run's jobs in parallel, opening the store read-only; the job's
     claim is rebuilt there by :func:`run_claim` (:class:`~verification.running.options.Job`
-    pickles as its recipe)."""
+    pickles as its recipe). ``predictions``: the predicted values worked out already."""
     store = Store(store_path, readonly=True)
     try:
         data = store.load(job.claim.experiment, params_key(job.sampling), job.seed, version,
                           job.profile.sizes, job.profile.replicates)
     finally:
         store.close()
-    return judge_claim(job.claim, data, job.values, q=job.q, root_seed=job.seed,
-                       variant=job.variant, power_target=job.profile.power, measure=True)
+    return _judged(job, data, job.seed, predictions, measure=True)
+
+
+def _judged(job: Job, data: dict, seed: int, predictions: dict | None,
+            measure: bool) -> ClaimResult:
+    """:func:`judge_claim` of ``job`` on ``data`` sampled from root ``seed``. A claim of a
+    file or plug-in has every replicate checked first (:func:`check_data`: a statistic
+    missing or not finite names its size and replicate), and an exception its own code
+    raises while judged is a :class:`ClaimError`."""
+    user = user_claim(job.claim)
+    try:
+        if user:
+            check_data(job.claim, job.values, data)
+        return judge_claim(job.claim, data, job.values, q=job.q, root_seed=seed,
+                           variant=job.variant, power_target=job.profile.power, measure=measure,
+                           predictions=predictions)
+    except Exception as exc:  # noqa: BLE001 - the claim's own code: one line, else as it is
+        error = from_judging(exc, job.claim, job.values) if user or isinstance(
+            exc, ClaimError) else None
+        if error is None:
+            raise
+        raise error from None
 
 
 def _judge_case(job: Job, store: Store, engine: Engine, progress, predictions: dict,
@@ -283,10 +377,9 @@ def _judge_case(job: Job, store: Store, engine: Engine, progress, predictions: d
     worker), replay a failure on a fresh root seed and name the command that reproduces
     it. ``predictions``: the predicted values, shared by every job of the run."""
     if judged is None:
-        data = sample(store, job.claim, job.sampling, job.profile, job.seed, engine, progress)
-        judged = judge_claim(job.claim, data, job.values, q=job.q, root_seed=job.seed,
-                             variant=job.variant, power_target=job.profile.power, measure=True,
-                             predictions=predictions)
+        data = sample(store, job.claim, job.sampling, job.profile, job.seed, engine, progress,
+                      values=job.values)
+        judged = _judged(job, data, job.seed, predictions, measure=True)
     result = judged
     if result.verdict == Outcome.FAIL and job.replay:
         _replay(job, result, store, engine, progress, predictions)
@@ -302,10 +395,9 @@ def _replay(job: Job, result: ClaimResult, store: Store, engine: Engine, progres
     """Judge a failing job again on a fresh root seed (:func:`replay_seed`), recorded in
     ``result.replay``: a failure that does not recur makes the job ``flaky``."""
     again_seed = replay_seed(job.seed)
-    again = sample(store, job.claim, job.sampling, job.profile, again_seed, engine, progress)
-    replay = judge_claim(job.claim, again, job.values, q=job.q, root_seed=again_seed,
-                         variant=job.variant, power_target=job.profile.power, measure=False,
-                         predictions=predictions)
+    again = sample(store, job.claim, job.sampling, job.profile, again_seed, engine, progress,
+                   values=job.values)
+    replay = _judged(job, again, again_seed, predictions, measure=False)
     result.replay = {"root_seed": again_seed, "verdict": replay.verdict,
                      "failed": [c.label for c in replay.failed]}
     if replay.verdict != Outcome.FAIL:
@@ -317,11 +409,13 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     stay busy across claims (largest tasks first, :func:`sweep`); the memory estimate is
     checked before anything is sampled. Returns the tasks computed."""
     version = code_version()
-    tasks, total = [], 0
+    tasks, total, cases = [], 0, []
     for job in run.jobs:
         prof = job.profile
-        tasks += plan(store, job.claim.experiment, job.sampling, prof.sizes, prof.replicates,
-                      seed, version)
+        mine = plan(store, job.claim.experiment, job.sampling, prof.sizes, prof.replicates,
+                    seed, version)
+        cases.append((job.claim, job.values, mine))
+        tasks += mine
         total += prof.replicates * len(prof.sizes)
     stored = total - len(tasks)  # found in the store (before claims share tasks)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
@@ -329,12 +423,30 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     engine.check_memory(tasks)
     if progress and tasks:
         progress.start(f"{len(run.claims)} claim(s)", len(tasks), total, tasks=tasks)
-    return sweep(store, tasks, engine.executor, in_flight=engine.in_flight, threads=engine.threads,
-                 on_done=(progress.advance if progress and tasks else None))
+    # the first replicate of each case of a claim file's claim, run and checked first
+    probed = probe(store, cases, engine, progress)
+    tasks = [t for t in tasks if t not in probed]
+    try:
+        return len(probed) + sweep(store, tasks, engine.executor, in_flight=engine.in_flight,
+                                   threads=engine.threads,
+                                   on_done=(progress.advance if progress and tasks else None))
+    except ClaimError as exc:  # a later replicate's: named by its claim's case
+        raise _in_run(exc, run) from None
 
 
-def _judge_in_pool(store: Store, run: RunPlan,
-                   engine: Engine) -> dict[tuple[str, int], ClaimResult]:
+def _in_run(exc: ClaimError, run: RunPlan) -> ClaimError:
+    """``exc`` (raised by a task of the sweep, naming its sampling parameters) named by the
+    parameters of the run's case it belongs to, when one matches."""
+    for job in run.jobs:
+        numbers = {k: float(v) for k, v in job.sampling.items() if not isinstance(v, str)}
+        if job.claim_id == exc.claim and exc.case == numbers:
+            return ClaimError(exc.message, exc.where, exc.claim, dict(job.values), exc.T,
+                              exc.replicate)
+    return exc
+
+
+def _judge_in_pool(store: Store, run: RunPlan, engine: Engine,
+                   predictions: dict) -> dict[tuple[str, int], ClaimResult]:
     """Judge every job of the run in the local process pool's workers, each opening the
     store read-only (:func:`judge_stored`): the sympy, quadrature and fitting work of
     judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
@@ -344,17 +456,45 @@ def _judge_in_pool(store: Store, run: RunPlan,
             or engine.slots < 2):
         return {}
     version = code_version()
-    futures = {(job.claim_id, job.case): engine.executor.submit(judge_stored, store.path, job,
-                                                                version)
-               for job in run.jobs}
+    futures = {(job.claim_id, job.case): engine.executor.submit(
+        judge_stored, store.path, job, version, _memo_of(job, predictions)) for job in run.jobs}
     return {key: f.result() for key, f in futures.items()}
 
 
-def _judge_all(store: Store, run: RunPlan, engine: Engine, progress) -> list[ClaimResult]:
+def _memo_key(job: Job) -> tuple:
+    """The key of ``job``'s predicted values in the judging's memo (``verdict._Predicted``:
+    the claim id and the parameters the theory is valued at)."""
+    return (job.claim.id, tuple(sorted(job.values.items())))
+
+
+def _memo_of(job: Job, predictions: dict) -> dict:
+    key = _memo_key(job)
+    return {key: predictions[key]} if key in predictions else {}
+
+
+def check_cases(run: RunPlan) -> dict:
+    """Before anything is sampled: every check's domain, smallest size and rate, and every
+    prediction, evaluated at every case of the run (:func:`check_case`,
+    :func:`case_predictions`); a :class:`ClaimError` names the one at fault. Returns the
+    predicted values as the judging's memo (``judge_claim(predictions=...)``), so that
+    they are worked out once."""
+    memo: dict = {}
+    for job in run.jobs:
+        key = _memo_key(job)
+        if key not in memo:
+            check_case(job.claim, job.values)
+            memo[key] = case_predictions(job.claim, job.values)
+    return memo
+
+
+def _judge_all(store: Store, run: RunPlan, engine: Engine, progress,
+               predictions: dict | None = None) -> list[ClaimResult]:
     """Judge every job of ``run`` (in the pool when it can, :func:`_judge_in_pool`) and
-    merge each claim's cases into one result (:func:`_merge`)."""
-    predictions: dict = {}  # predicted values, shared by every case and claim of the run
-    judged = _judge_in_pool(store, run, engine)
+    merge each claim's cases into one result (:func:`_merge`). ``predictions``: the
+    predicted values worked out already (:func:`check_cases`), shared by every case and
+    claim of the run."""
+    predictions = {} if predictions is None else predictions
+    judged = _judge_in_pool(store, run, engine, predictions)
     results = []
     for claim in run.claims:
         jobs = run.jobs_of(claim.id)
@@ -387,6 +527,7 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     A perturbed run samples nothing: a wrong statement is judged on the stored samples of
     the right one (:func:`require_stored`), and never replayed."""
     run = plan_run(opts)  # bad input (a wrong parameter outside its domain too): here
+    predictions = check_cases(run)  # a claim's code that fails at a case: here too
     if perturbations(opts):
         require_stored(store, run)
     own = executor is None
@@ -394,7 +535,7 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     aborted = True
     try:
         sample_all(store, run, opts.seed, engine, progress)
-        results = _judge_all(store, run, engine, progress)
+        results = _judge_all(store, run, engine, progress, predictions)
         aborted = False
     finally:
         if own:
