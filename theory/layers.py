@@ -264,20 +264,26 @@ def value_gradient_expectation(depth_L: int, d: Any, sigma_V: Any, frob_product:
     return sp.sympify(sigma_V) ** (2 * (L - 1)) * sp.sympify(d) ** L * sp.sympify(frob_product)
 
 
-def value_gradient_growth_exponent(depth_L: int, fixed: bool) -> int:
-    r"""Exponent :math:`e` with :math:`\mathbb E\|\partial X_L/\partial W_l\|_F^2 \asymp T^e`.
+def value_gradient_growth_exponent(depth_L: int, fixed: bool) -> sp.Expr:
+    r"""Exponent :math:`e` with :math:`\mathbb E\|\partial X_L/\partial W_l\|_F^2 \asymp T^e`,
+    exact (a sympy number, not rounded).
 
     With :math:`d = T/\gamma`: standard attention has :math:`\|A_L\cdots A_1\|_F^2 \to`
     :func:`frob_A` (order 1), so :math:`e = L`; with the fix
     :math:`\|A^\perp_L\cdots A^\perp_1\|_F^2 \approx \kappa^{2L}/T^{L-1}`
-    (:func:`frob_Aperp_scaled`), so :math:`e = 1`.
+    (:func:`frob_Aperp_scaled`), so :math:`e = 1`. Claim ``gradient.value_frobenius`` reads
+    it when it judges (its growth checks' ``correction``): the statistics divide the norm by
+    a power of ``T`` typed in the sampler, and the theory's mean of that quotient is
+    :math:`C\,T^{e-p}`, so an exponent other than the sampler's ``p`` fails the run.
     """
     L = _depth(depth_L)
     frob = frob_Aperp_scaled(L) / T_sym ** (L - 1) if fixed else frob_A(L)
     sigma_V = sp.Symbol("sigma_V", positive=True)
     expr = sp.powsimp(value_gradient_expectation(L, T_sym / gamma_sym, sigma_V, frob))
-    _, exponent = expr.as_coeff_exponent(T_sym)
-    return int(exponent)
+    coefficient, exponent = expr.as_coeff_exponent(T_sym)
+    if exponent.free_symbols or coefficient.has(T_sym):
+        raise AssertionError(f"E||dX_L/dW_l||_F^2 should be C T^e, got {expr}")
+    return exponent
 
 
 def input_jacobian_sq_norm(d: Any, sigma_V: Any, kappa2: Any = kappa2_sym, gamma: Any = None,

@@ -15,7 +15,8 @@ from gapverify.verification.claims.registry._common import (
     _fix_predicted_spectrum, _lanczos_tolerance, _quarter_circle_cdf, light_tails,
 )
 from gapverify.verification.claims.registry._bulk_edge import (
-    LONG_CASES, SPIKE_NOTE, TW_EDGE_NOTE, bulk_edge_floor, long_profile, tracy_widom_correction,
+    LONG_CASES, SPIKE_NOTE, TW_EDGE_NOTE, bulk_edge_floor, long_profile, offset_check,
+    tracy_widom_correction,
 )
 
 _EDGE_FLOOR = bulk_edge_floor()
@@ -82,6 +83,7 @@ CLAIMS.append(Claim(
         Check("edge", "edge", "limit", rate_range=EDGE_RATES, rate_status="derived",
               rate_note=TW_EDGE_NOTE, correction=tracy_widom_correction, domain=light_tails,
               domain_note=_LIGHT_TAIL_NOTE),
+        offset_check("edge", "edge"),
     ),
     parameters=("s2", "mu"),
     experiment="markov.singular_law",
