@@ -9,7 +9,11 @@ The public API (stable)::
 * :func:`predict` -- a claim's predictions at parameters, as floats;
 * :func:`statement` -- its statement as sympy equations;
 * :func:`describe` -- parameters, predictions, checks, rates and profiles (plain data);
-* :func:`verify` -- sample and judge claims, as ``gapverify run`` does;
+* :func:`verify` -- sample and judge claims, as ``gapverify run`` does: ids, or
+  :class:`Claim` objects written in a notebook cell, and ``claims_from=`` claim files
+  (``--claims-from``), both registered for that run only; its :class:`Run` reads as a
+  line per claim (``repr``) and, in a notebook, as a table of claims, checks and verdicts;
+* ``__version__`` -- the installed distribution's version (package metadata);
 * :func:`load_claims` -- register the claims of claim files (``--claims-from``), which
   ``verify``, ``predict`` and the rest then take like built-in ones;
 * the claim model, to write claims of your own (:mod:`gapverify.verification.claims.authoring`,
@@ -54,7 +58,18 @@ __all__ = list(_EXPORTS)
 _RENAMED = {"load_claims": "load_claim_files"}  # public name -> the registry's
 
 
+def _version() -> str:
+    """The installed distribution's version (``importlib.metadata``), as ``gapverify
+    --version`` says it; ``0+unknown`` when gapverify runs from a checkout not installed."""
+    from gapverify.verification.running.output import package_version
+
+    return package_version("gapverify") or "0+unknown"
+
+
 def __getattr__(name: str):
+    if name == "__version__":
+        globals()[name] = _version()
+        return globals()[name]
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name]), _RENAMED.get(name, name))
         globals()[name] = value
@@ -63,4 +78,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+    return sorted(set(globals()) | set(__all__) | {"__version__"})

@@ -12,26 +12,73 @@ the numbers, verdicts and store are those of ``gapverify run``:
 * :func:`statement` -- its statement as sympy equations, each measured quantity a
   function of ``T`` (``Eq(Limit(s1(T), T, oo), 1)``), symbolic or at parameters;
 * :func:`describe` -- parameters, predictions, checks, rates, profiles (plain data);
-* :func:`verify` -- sample and judge claims; returns a :class:`Run` of
-  :class:`ClaimVerdict` s with ``to_dict()`` (plain data, no pandas) and
-  ``to_dataframe()`` (pandas, one row per claim, check and size).
+* :func:`verify` -- sample and judge claims (ids, ``Claim`` objects of a notebook cell,
+  ``claims_from=`` claim files); returns a :class:`Run` of :class:`ClaimVerdict` s with
+  ``to_dict()`` (plain data, no pandas) and ``to_dataframe()`` (pandas, one row per
+  claim, check and size), a ``repr`` of a line per claim and, in a notebook, a table.
 
 Bad input raises ``ValueError`` (:class:`theory.parameters.ParameterError` or
-:class:`gapverify.cli.UsageError`) with the message the command line prints.
+:class:`gapverify.cli.UsageError`) with the message the command line prints, its flags
+named as the API's parameters (``parameter 'sizes'``, not ``'--sizes'``).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import inspect
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import sympy as sp
 
 from gapverify.verification.claims.inputs import PROFILES, UsageError
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.running.output import check_line, claim_text, claims_html, claims_text
 
 __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
+
+
+#: The command line's words in a message of the checks the API shares with it, and the
+#: API's: ``parameter '--sizes'`` reads ``parameter 'sizes'``, ``--set s2=0.5`` reads
+#: ``params={'s2': 0.5}``, ``'--profile gpu'`` reads ``'profile' ('gpu')``.
+_API_WORDS = (
+    (re.compile(r"'--sizes \(T\)'"), "'sizes'"),
+    (re.compile(r"'--set (\w+)'"), r"'params' (\1)"),
+    (re.compile(r"--set (\w+)=([^\s;,)]+)"), r"params={'\1': \2}"),
+    (re.compile(r"--set\b"), "params"),
+    (re.compile(r"'--(profile|backend|device|dtype) (\w+)'"), r"'\1' ('\2')"),
+    (re.compile(r"--(profile|backend|device|dtype) (\w+)"), r"\1='\2'"),
+    (re.compile(r"--claims-from\b"), "claims_from"),
+    (re.compile(r"--(sizes|profile|backend|device|dtype|replicates|seed|level|workers|store)\b"),
+     r"\1"),
+)
+
+
+def _api_message(text: str) -> str:
+    """``text`` (a message the command line shares) with the command line's flags named as
+    the API's parameters (:data:`_API_WORDS`)."""
+    for pattern, words in _API_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+def _in_api_words(fn):
+    """``fn`` raising bad input (a ``ValueError``: :class:`UsageError`,
+    :class:`~theory.parameters.ParameterError`, a claim file's error) in the API's words:
+    ``parameter 'sizes'``, never ``--sizes``."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (_api_message(exc.args[0]), *exc.args[1:])
+            raise
+    return wrapped
 
 
 def _claim(claim_id: str, name: str = "claim"):
@@ -53,6 +100,7 @@ def _values(claim, params: Mapping[str, object]) -> dict:
     return claim_parameters(claim, params)  # ValueError, as the command line's exit 2
 
 
+@_in_api_words
 def predict(claim: str, **params: float) -> dict[str, float]:
     """Every named prediction of ``claim`` at ``params`` (the rest at the paper's
     defaults), as floats: ``predict("softmax.kappa", s2=0.5)`` -> ``{"kappa": 0.805...}``.
@@ -61,6 +109,7 @@ def predict(claim: str, **params: float) -> dict[str, float]:
     return c.predict_numbers(_values(c, params))
 
 
+@_in_api_words
 def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     """The statement of ``claim`` as sympy equations, each measured quantity written as a
     function of ``T``: ``Eq(Limit(s1(T), T, oo), 1)`` for a limit, ``Eq(lambda1(T), 1)``
@@ -98,6 +147,7 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     return sp.Tuple(*out)
 
 
+@_in_api_words
 def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
     (:func:`verification.tools.claimdocs.describe_claim`)."""
@@ -108,7 +158,7 @@ def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- results
-@dataclass
+@dataclass(repr=False)
 class CheckVerdict:
     """One check of a claim at one parameter case: its verdict in the table's words
     (``verdict``) and as the judging's outcome (``pass``, ``fail``, ``lacks power``,
@@ -131,8 +181,11 @@ class CheckVerdict:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def __repr__(self) -> str:
+        return f"CheckVerdict({self.claim!r}, {check_line(self.to_dict())})"
 
-@dataclass
+
+@dataclass(repr=False)
 class ClaimVerdict:
     """One claim's verdict: ``verdict`` is the table's word (``verified``, ``supported``,
     ``reproduced``, ``not verified``, ``failed``, ``flaky``), ``outcome`` the judging's
@@ -163,13 +216,20 @@ class ClaimVerdict:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def __repr__(self) -> str:
+        return f"ClaimVerdict({claim_text(self.to_dict())})"
 
-@dataclass
+    def _repr_html_(self) -> str:
+        return claims_html([self.to_dict()], f"{self.claim}: {self.verdict}")
+
+
+@dataclass(repr=False)
 class Run:
     """What :func:`verify` returns: one :class:`ClaimVerdict` per claim, the run's id in
     its store (``None`` for an in-memory or read-only store), the exit code the command
     line would give, and ``results``, the full JSON the command line writes with
-    ``--json`` (provenance included)."""
+    ``--json`` (provenance included). Its ``repr`` is a line per claim (the first 15), and
+    in a notebook it shows as a table of claims, checks and verdicts (``_repr_html_``)."""
 
     claims: list[ClaimVerdict]
     exit_code: int
@@ -182,6 +242,19 @@ class Run:
             if c.claim == claim:
                 return c
         raise KeyError(claim)
+
+    def _head(self) -> str:
+        where = (f"run {self.run_id} in {self.store}" if self.run_id else
+                 "not recorded" if self.store == ":memory:" else f"store {self.store}")
+        return (f"{len(self.claims)} claim(s), exit code {self.exit_code}, {where}; profile "
+                f"{self.results.get('profile')}, root seed {self.results.get('root_seed')}")
+
+    def __repr__(self) -> str:
+        return (claims_text([c.to_dict() for c in self.claims], f"Run({self._head()})")
+                + "\n  (run['CLAIM'] for a claim's checks, run.to_dataframe() for every size)")
+
+    def _repr_html_(self) -> str:
+        return claims_html([c.to_dict() for c in self.claims], f"gapverify: {self._head()}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (no pandas needed): the run's claims and their checks."""
@@ -258,7 +331,8 @@ def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates,
                              "or None for every claim (gapverify claims lists them)")
     for c in ids:
         if not isinstance(c, str):
-            raise UsageError(f"parameter 'claims' must list claim ids (strings), got {c!r}")
+            raise UsageError(f"parameter 'claims' must list claim ids (strings) or Claim "
+                             f"objects, got {c!r}")
         _claim(c, "claims")
     ids = list(dict.fromkeys(ids))  # a claim named twice is judged once, as on the command line
     profile = _choice("profile", PROFILES)(
@@ -301,14 +375,89 @@ def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates,
             "overrides": overrides, "replicates": replicates, "level": level}
 
 
-def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
+def _experiment_digest(fn) -> str:
+    """12 hex digits of the sha-256 of a claim object's experiment function: its source
+    where Python has it (a notebook cell's too), else its compiled code; a changed
+    experiment never reuses the measurements of the old one."""
+    try:
+        text = inspect.getsource(fn).encode()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        text = (code.co_code + repr(code.co_consts).encode()) if code else repr(fn).encode()
+    return hashlib.sha256(text).hexdigest()[:12]
+
+
+def _register_objects(items: list, objects: list) -> list:
+    """``items`` as claim ids, each claim object of ``objects`` checked as a claim file's
+    claim and registered (an experiment function under ``<id>@<digest>``); a claim
+    object that is the registry's own is its id."""
+    from gapverify.verification.claims.loading import _adopt
+    from gapverify.verification.claims.registry import CLAIMS, REGISTRY
+
+    taken = REGISTRY.taken()
+    for claim in objects:
+        if claim.id in CLAIMS and CLAIMS[claim.id] is claim:
+            continue
+        digest = _experiment_digest(claim.experiment)  # a built-in's name: unused
+        REGISTRY.register(_adopt(claim, "parameter 'claims'", "", digest, taken),
+                          source=f"a Claim object given to verify() ({claim.id})")
+    return [c.id if any(c is o for o in objects) else c for c in items]
+
+
+@contextmanager
+def _claims_of_run(claims, claims_from) -> Iterator[Any]:
+    """``claims`` with the claim objects among them (:func:`_register_objects`) and the
+    claims of the files ``claims_from`` registered while the run is on; afterwards the
+    registry, the experiments and the parameters are as they were."""
+    from gapverify.verification.claims.model import Claim
+
+    items = claims
+    if isinstance(claims, Claim):
+        items = [claims]
+    elif claims is not None and not isinstance(claims, str):
+        try:
+            items = list(claims)
+        except TypeError:
+            pass  # refused by _verify_arguments, naming 'claims'
+    objects = [c for c in items if isinstance(c, Claim)] if isinstance(items, list) else []
+    if not objects and claims_from is None:
+        yield items
+        return
+    from gapverify.numerics.plugins import EXTRA_EXPERIMENTS
+    from gapverify.theory.parameters import PARAMETERS
+    from gapverify.verification.claims.loading import claim_paths
+    from gapverify.verification.claims.registry import REGISTRY
+
+    REGISTRY.load_configured()  # $GAPVERIFY_CLAIMS and the plug-ins stay loaded
+    saved = REGISTRY.state(), dict(EXTRA_EXPERIMENTS), dict(PARAMETERS)
+    try:
+        if claims_from is not None:
+            REGISTRY.load_files(claim_paths(claims_from, "claims_from"))
+        yield _register_objects(items, objects) if objects else items
+    finally:
+        REGISTRY.restore(saved[0])
+        for table, before in ((EXTRA_EXPERIMENTS, saved[1]), (PARAMETERS, saved[2])):
+            table.clear()
+            table.update(before)
+
+
+@_in_api_words
+def verify(claims: str | Any | Iterable[str | Any] | None = None, profile: str = "quick",
            store: str | Path | None = None, seed: int | None = None, workers: int = 1,
            sizes: Sequence[int] | None = None, params: Mapping[str, float] | None = None,
            replicates: int | None = None, level: float | None = None,
            replay: bool = True, backend: str = "numpy", device: str = "cpu",
-           dtype: str = "float64") -> Run:
+           dtype: str = "float64", claims_from: str | Path | Iterable[str | Path] | None = None,
+           ) -> Run:
     """Sample and judge ``claims`` (an id, a list of ids, or ``None`` for every claim),
     exactly as ``gapverify run`` does, and record the run in ``store``.
+
+    ``claims`` may hold :class:`~verification.claims.model.Claim` objects (written in a
+    notebook cell, ``docs/writing-a-claim.md``), checked and judged as a claim file's;
+    ``claims_from`` (a path or a list) is ``--claims-from``. Both are registered for this
+    call only: ``CLAIMS`` is as it was afterwards (:func:`load_claims` keeps a file's). A
+    claim object's experiment is keyed by its source (a ``store`` reuses its measurements
+    until it changes); ``workers`` > 1 samples it in forked processes (Linux).
 
     ``store``: a SQLite path (created if missing; measurements already there are reused),
     or ``None``/``":memory:"`` for a store that lives only as long as this call. ``seed``
@@ -322,12 +471,25 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     ``ValueError`` (:class:`~verification.claims.inputs.UsageError`,
     :class:`~theory.parameters.ParameterError` or
     :class:`~verification.claims.registry.UnknownClaimError`) naming the parameter for bad
-    input, ``claims=[]`` included. A claim whose own code misbehaves (an experiment that
+    input (``parameter 'sizes'``, the API's names, not the command line's flags),
+    ``claims=[]`` included. A claim whose own code misbehaves (an experiment that
     raises or returns no dict of finite numbers with every statistic its checks read, a
     prediction that is not a finite real at a case, a domain that raises) raises
     :class:`~verification.judging.outcomes.ClaimError` naming the file and line, the
     claim, the case, the size and the replicate (the command line's exit code 4).
     """
+    with _claims_of_run(claims, claims_from) as ids:
+        return _verify(ids, claims is not None, dict(
+            profile=profile, store=store, seed=seed, workers=workers, sizes=sizes, params=params,
+            replicates=replicates, level=level, replay=replay, backend=backend, device=device,
+            dtype=dtype))
+
+
+def _verify(claims, named: bool, o: dict) -> Run:
+    """:func:`verify` of ``claims`` (ids, registered), ``named`` when the caller named them,
+    with its other arguments ``o``."""
+    profile, store, replay = o["profile"], o["store"], o["replay"]
+    backend, device, dtype = o["backend"], o["device"], o["dtype"]
     from gapverify.verification.judging.outcomes import exit_code
     from gapverify.verification.claims.inputs import check_run_inputs
     from gapverify.verification.running.claim_errors import checked_inputs
@@ -337,14 +499,14 @@ def verify(claims: str | Iterable[str] | None = None, profile: str = "quick",
     )
     from gapverify.verification.running.sampling_inputs import backend_claims
 
-    a = _verify_arguments(claims, profile, seed, workers, sizes, params, replicates, level,
-                          replay, backend, device, dtype, store)
+    a = _verify_arguments(claims, profile, o["seed"], o["workers"], o["sizes"], o["params"],
+                          o["replicates"], o["level"], replay, backend, device, dtype, store)
     ids, profile, seed, workers, sizes, overrides, replicates, level = (
         a["ids"], a["profile"], a["seed"], a["workers"], a["sizes"], a["overrides"],
         a["replicates"], a["level"])
     # the command line's checks of --backend/--device/--dtype (and of the gpu profile)
     ids = backend_claims(ids, backend=backend, device=device, dtype=dtype, profile=profile,
-                         entries=None, named=claims is not None)
+                         entries=None, named=named)
     missing = [c for c in ids if profile not in _claim(c, "claims").profiles]
     if missing:
         raise UsageError(f"parameter 'profile': claim {missing[0]} has no profile '{profile}'")

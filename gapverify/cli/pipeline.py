@@ -9,8 +9,11 @@ so that each is exactly that command and one failing leaves the others' outputs)
 3. ``gapverify report --from OUT/results.json --store STORE --out OUT`` (tables, figures,
    ``report.tex`` and, where LaTeX is complete, ``report.pdf``).
 
-Steps 2 and 3 run when the run judged its claims (its code 0, 1 or 3); a failure of either
-is said on stderr and never loses the results. The exit code is the run's own, from its
+Each step is said on stderr as it starts (``gapverify verify: step 2 of 3: drawing the
+paper's depth figure (gapverify paper-figure --out OUT)``), and each says its own progress:
+the run its sampling and judging, the report its tables, figures and PDF. Steps 2 and 3
+run when the run judged its claims (its code 0, 1 or 3); a failure of either is said on
+stderr and never loses the results. The exit code is the run's own, from its
 claims' words in ``OUT/results.json`` (:func:`verification.judging.outcomes.exit_code`:
 0 every claim verified, supported, reproduced or recorded; 1 a claim failed or is flaky;
 3 not verified), else the run's code (2 bad input, 130/143 interrupted). GNU make can
@@ -78,6 +81,17 @@ def _summary(results: Path) -> str:
     return ", ".join(f"{words.count(v.word)} {v.word}" for v in CLAIM_VERDICTS if v.word in words)
 
 
+#: What each step after the run does, in the words of its phase line.
+_STEP_WORDS = {"paper-figure": "drawing the paper's depth figure",
+               "report": "writing the report (tables, figures, report.tex, the PDF)"}
+
+
+def _say_step(i: int, count: int, what: str, argv: list[str]) -> None:
+    """The phase line of step ``i`` of ``count`` on stderr, with the command it runs."""
+    print(f"gapverify verify: step {i} of {count}: {what} (gapverify {' '.join(argv)})",
+          file=sys.stderr, flush=True)
+
+
 def _cmd_verify(args) -> int:
     out = Path(args.out)
     try:
@@ -90,14 +104,17 @@ def _cmd_verify(args) -> int:
     run = ["run", "--profile", args.profile, "--json", str(results), "--store", store]
     if args.workers is not None:
         run += ["--workers", str(args.workers)]
+    steps = [("paper-figure", ["paper-figure", "--out", str(out)])] if args.profile in _PAPER_FIGURE else []
+    steps.append(("report", ["report", "--from", str(results), "--store", store, "--out", str(out)]))
+    count = 1 + len(steps)
+    _say_step(1, count, "sampling and judging the claims", run)
     run_code = _step(run)
     if run_code not in _JUDGED:
         print(f"gapverify verify: 'gapverify {' '.join(run)}' ended with exit {run_code}; "
               "no figure or report", file=sys.stderr)
         return run_code
-    steps = [("paper-figure", ["paper-figure", "--out", str(out)])] if args.profile in _PAPER_FIGURE else []
-    steps.append(("report", ["report", "--from", str(results), "--store", store, "--out", str(out)]))
-    for name, argv in steps:
+    for i, (name, argv) in enumerate(steps, 2):
+        _say_step(i, count, _STEP_WORDS[name], argv)
         code = _step(argv)
         if code != EXIT_OK:
             print(f"gapverify verify: 'gapverify {name}' ended with exit {code} (see above); "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from gapverify.verification.running.defaults import DEFAULT_STORE, STORE_ENV, default_store
@@ -219,6 +220,7 @@ def _cmd_tables(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    from gapverify.cli.display import phase
     from gapverify.reports.document import CompileError, compile_pdf, latex_status, write_report
 
     out_folder(args.out)
@@ -226,7 +228,10 @@ def _cmd_report(args) -> int:
     if run is None:
         return EXIT_USAGE
     before = _snapshot(Path(args.out) / "tables", Path(args.out) / "figures")
-    files = write_report(run, args.out, store, appendix=args.appendix)
+    # a minute or two without a word otherwise: each step said on stderr as it runs
+    with phase(f"writing the report of {len(run['claims'])} claim(s): tables, figures "
+               "and report.tex"):
+        files = write_report(run, args.out, store, appendix=args.appendix)
     _warn_leftovers(args.out, before)
     print(f"tables ({len(files.tables)}):")
     for p in files.tables:
@@ -239,7 +244,8 @@ def _cmd_report(args) -> int:
     print(f"LaTeX document: {files.tex}")
     status = latex_status()
     try:
-        pdf = compile_pdf(files.tex, status=status)
+        with phase("compiling report.tex with pdflatex") if status.usable else nullcontext():
+            pdf = compile_pdf(files.tex, status=status)
     except CompileError as exc:
         print(f"gapverify: error: {exc}; end of the log:", file=sys.stderr)
         print(exc.log_tail, file=sys.stderr)

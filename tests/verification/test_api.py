@@ -117,7 +117,7 @@ def test_verify_returns_plain_results(tmp_path):
 def test_verify_refuses_bad_input_like_the_command_line():
     with pytest.raises(ValueError, match="at least 3"):
         verify("softmax.kappa", sizes=[64])
-    with pytest.raises(ValueError, match="'gamma' in --set is not a parameter"):
+    with pytest.raises(ValueError, match="'gamma' in params is not a parameter"):
         verify("softmax.kappa", params={"gamma": 0.5}, **TINY)
     with pytest.raises(ValueError, match="'seed'"):
         verify("softmax.kappa", seed=-1)
@@ -147,7 +147,7 @@ def test_verify_takes_a_backend_with_the_command_lines_checks():
     with pytest.raises(ValueError, match="numpy"):
         verify("markov.outliers", profile="gpu")
     pytest.importorskip("torch", reason="torch not installed: pip install gapverify[gpu]")
-    with pytest.raises(ValueError, match="take --backend"):
+    with pytest.raises(ValueError, match="take backend"):
         verify("softmax.kappa", backend="torch", sizes=[16, 23, 32], replicates=2)
     run = verify("markov.outliers", backend="torch", sizes=[16, 23, 32, 45], replicates=2, seed=3)
     (claim,) = run.claims
@@ -179,6 +179,24 @@ def test_every_bad_argument_is_a_value_error_naming_it(kwargs, parameter):
     with pytest.raises(ValueError) as info:
         verify(**kwargs)
     assert parameter in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(sizes=[16, 32]), "parameter 'sizes' gives 2 size(s)"),
+    (dict(sizes="16,16.5"), "parameter 'sizes' must be an integer in [16, 16384]"),
+    (dict(sizes="16,16,32"), "parameter 'sizes' must not repeat a size"),
+    (dict(params={"gamma": 0.5}), "parameter 'gamma' in params is not a parameter"),
+    (dict(profile="gpu"), "parameter 'profile' ('gpu')"),
+    (dict(claims="markov.outliers", device="cuda"), "use backend='torch' or cupy for cuda"),
+    (dict(claims_from=3), "parameter 'claims_from' must be a path"),
+])
+def test_api_errors_name_the_apis_parameters_not_the_flags(kwargs, words):
+    """The checks the API shares with the command line speak of ``sizes``, ``params``
+    and ``profile``, the API's parameters, never of ``--sizes`` or ``--set``."""
+    with pytest.raises(ValueError) as info:
+        verify(**{"claims": "softmax.kappa", **kwargs})
+    assert words in str(info.value)
+    assert "--" not in str(info.value)
 
 
 def test_api_claim_lookups_are_value_errors():

@@ -2,9 +2,11 @@
 used by the rich Progress and LineProgress): synthetic task times, the sweep's order
 (largest first) on two workers. The experiments are not in the reference table
 (REFERENCE_SECONDS), as a claim file's would not be: the estimate fits their cost from their
-finished tasks. The replays of real sweeps are in test_time_left_replay.py."""
+finished tasks. The replays of real sweeps are in test_time_left_replay.py. The phase lines of ``gapverify
+verify`` and ``gapverify report`` are here too (the display's: test_terminal_width.py)."""
 import heapq
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,3 +94,53 @@ def test_rich_progress_shows_the_models_time_left(monkeypatch):
     bar.advance(tasks[0], 1.0)
     text = bar._bar.tasks[0].fields["left"]
     assert text.startswith("about ") and text.endswith(" left")
+
+
+def test_verify_says_each_step_as_it_starts(tmp_path, monkeypatch, capsys):
+    """``gapverify verify``: a phase line on stderr before the run, the figure and the
+    report (minutes, each in a child process), with the command it runs."""
+    import json
+
+    from gapverify.cli import main, pipeline
+
+    def step(argv):
+        if argv[0] == "run":
+            Path(argv[argv.index("--json") + 1]).write_text(json.dumps(
+                {"claims": [{"claim": "a", "verdict": "verified"}]}))
+        return 0
+
+    monkeypatch.setattr(pipeline, "_step", step)
+    assert main(["verify", "--profile", "quick", "--out", str(tmp_path / "out"),
+                 "--store", str(tmp_path / "s.sqlite")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    steps = [line for line in err if line.startswith("gapverify verify: step ")]
+    assert [s.split(" (gapverify ")[0] for s in steps] == [
+        "gapverify verify: step 1 of 3: sampling and judging the claims",
+        "gapverify verify: step 2 of 3: drawing the paper's depth figure",
+        "gapverify verify: step 3 of 3: writing the report (tables, figures, report.tex, "
+        "the PDF)"]
+    assert steps[2].endswith(f"--out {tmp_path / 'out'})")
+
+
+def test_report_says_it_is_writing_the_report(tmp_path, monkeypatch, capsys):
+    """``gapverify report``: the minute of tables and figures is a phase line with its
+    seconds, not silence."""
+    from types import SimpleNamespace
+
+    from gapverify.cli import main
+    from gapverify.cli import reports as report_cli
+    from gapverify.reports import document
+
+    files = SimpleNamespace(tables=[], figures=[], skipped=[], tex=tmp_path / "report.tex",
+                            out_dir=tmp_path)
+    monkeypatch.setattr(report_cli, "_load", lambda args: ({"claims": [{}, {}]}, None))
+    monkeypatch.setattr(document, "write_report", lambda *a, **k: files)
+    monkeypatch.setattr(document, "latex_status",
+                        lambda: SimpleNamespace(usable=False, reason="no LaTeX here"))
+    monkeypatch.setattr(document, "compile_pdf", lambda tex, status: None)
+    assert main(["report", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "gapverify: writing the report of 2 claim(s): tables, figures and report.tex ..." \
+        in err
+    assert any(line.startswith("gapverify: writing the report of 2 claim(s): tables, figures "
+                               "and report.tex: done in ") for line in err)

@@ -53,3 +53,10 @@ def test_importing_the_authoring_names_first_loads_the_plugins():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "plug-in not loaded" not in out.stderr, out.stderr
+
+
+def test_the_version_is_the_installed_distributions():
+    from importlib.metadata import version
+
+    assert gapverify.__version__ == version("gapverify")
+    assert "__version__" in dir(gapverify)
