@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from gapverify.reports.latex import DASH, TeX, escape, math_or_text
+from gapverify.reports.numbers import plain_decimal
 
 __all__ = ["Cell", "Text", "Code", "Math", "RegistryMath", "RegistryText", "Number",
            "Interval", "Verdict", "Lines", "Joined", "Marked", "Bold", "Raw", "md_escape",
@@ -115,11 +116,16 @@ class RegistryText(Cell):
 @dataclass(frozen=True)
 class Number(Cell):
     """A number as :mod:`reports.numbers` writes it (``0.0490(12)``, ``2.2e-16``, or
-    ``---`` when missing). ``aligned=False``: a number of an ``S`` column set but not
-    aligned on its decimal point."""
+    ``---`` when missing), a small exponent written out (``6.6(71)e-5`` ->
+    ``0.000066(71)``, :func:`reports.numbers.plain_decimal`) in every format.
+    ``aligned=False``: a number of an ``S`` column set but not aligned on its decimal
+    point."""
 
     text: str
     aligned: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", plain_decimal(self.text))
 
     def latex(self) -> TeX:
         return TeX(DASH if self.text == DASH else r"\num{" + self.text + "}")
@@ -130,10 +136,15 @@ class Number(Cell):
 
 @dataclass(frozen=True)
 class Interval(Cell):
-    """``[lo, hi]``, both ends numbers of :mod:`reports.numbers`."""
+    """``[lo, hi]``, both ends numbers of :mod:`reports.numbers` (small exponents written
+    out, as :class:`Number`)."""
 
     low: str
     high: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "low", plain_decimal(self.low))
+        object.__setattr__(self, "high", plain_decimal(self.high))
 
     def latex(self) -> TeX:
         return TeX(r"[\num{" + self.low + r"}, \num{" + self.high + "}]")

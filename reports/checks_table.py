@@ -16,7 +16,7 @@ from gapverify.reports.latex import DASH, PACKAGES_COMMENT, TeX, escape
 from gapverify.reports.model_cell import ModelKind, finite_size_model
 from gapverify.reports.numbers import concise, rate_fraction, rounded_like, significant, trim_zeros
 from gapverify.reports.render import render
-from gapverify.reports.results import registry_claim
+from gapverify.reports.results import registry_claim, replicates_text
 from gapverify.reports.table_cells import (
     ASSERTED, _finite, _quantity, _run_text, _s_column, _targets, _varying, _verdict_short,
     case_cell, common_parameters, parameters_math, percent_cell, split_case,
@@ -111,11 +111,13 @@ def _check_row(claim: Mapping[str, Any], check: Mapping[str, Any],
 
 
 #: Columns of the per-check table: key, LaTeX head (with its note mark), Markdown head.
+#: The marks run a, b, c, ... in the order a reader meets them (``g``, of a rounded value,
+#: stands in the rows), and the notes in that order.
 CHECK_COLUMNS = (
     ("quantity", "Quantity", "Quantity"), ("case", "Case", "Case"),
-    ("model", r"Model\tnote{d}", "Model"), ("value", r"{Value\tnote{a}}", "Value"),
-    ("predicted", r"{Prediction\tnote{b}}", "Prediction"),
-    ("beta", r"{$\hat\beta$\tnote{c}}", "$\\hat\\beta$"),
+    ("model", r"Model\tnote{a}", "Model"), ("value", r"{Value\tnote{b}}", "Value"),
+    ("predicted", r"{Pred.\tnote{c}}", "Prediction"),
+    ("beta", r"{$\hat\beta$\tnote{d}}", "$\\hat\\beta$"),
     ("power", r"{Power\tnote{e}}", "Power (%)"), ("verdict", r"Verdict\tnote{f}", "Verdict"),
 )
 
@@ -149,10 +151,24 @@ def _breakable(math: str) -> TeX:
     return TeX("".join(out))
 
 
-#: Widths of the two text columns of the per-check table (the rest take their natural
-#: width): long quantities and cases wrap inside them.
-QUANTITY_WIDTH = "3.6cm"
-CASE_WIDTH = "2.55cm"  # 2.6 cm set a part of the quick run 0.65 pt past the text
+#: The two text columns of the per-check table (tabularx ``X`` columns, the rest at
+#: their natural width): long quantities and cases wrap inside what the others leave of
+#: the line, shared in these proportions (they sum to the number of X columns, 2).
+QUANTITY_SHARE = 1.2
+CASE_SHARE = 0.8
+#: The width of both in ems of the table's type (\scriptsize) on the narrowest page the
+#: tables are made for, the standard article's 345 pt text at 7 pt type, 49 ems, less
+#: about 32 ems of the other columns (the report's 484 pt at 8 pt and a two-column
+#: paper's 469 pt at 7 pt leave more): the estimates of :func:`_row_lines` take it, so
+#: that a float estimated to fit the narrow page fits every page.
+TEXT_EMS = 15.0
+
+
+def _x_column(share: float) -> TeX:
+    # a tabularx X column of `share` of the X width, its text ragged right
+    return TeX(r">{\hsize=" + f"{share:g}" + r"\hsize\linewidth=\hsize\raggedright\arraybackslash}X")
+
+
 #: Lines (of rows and claim headings) of the first float of the per-check table, the one
 #: that carries the notes, and of every further float (their captions point to those
 #: notes). With the notes on every float, 32 lines a float fitted the widest rows on the
@@ -192,19 +208,21 @@ def _row_lines(row: Mapping[str, TeX]) -> int:
 
 
 def _heading_lines(heading: str) -> int:
-    # a claim's heading spans the table (about 150 glyphs a line in \footnotesize)
+    # a claim's heading spans the table (about _HEADING_GLYPHS glyphs a line)
     return -(-_glyphs(heading) // _HEADING_GLYPHS)
 
 
-_HEADING_GLYPHS = 150
-_QUANTITY_GLYPHS = 18
-#: The case column's width (CASE_WIDTH) in points (1 cm = 28.45 pt), and the widths in \footnotesize
-#: (9 pt) of the pieces of a case such as ``$s^{2}=0.25$, $\sigma_{V}=1.5$``: a digit, a
+#: Glyphs of a claim's heading a line (it spans the table: 49 ems on the narrowest page)
+#: and of a quantity (its share of :data:`TEXT_EMS`, about 0.63 em a glyph of math).
+_HEADING_GLYPHS = 95
+_QUANTITY_GLYPHS = int(QUANTITY_SHARE / 2 * TEXT_EMS / 0.63)
+#: The case column's width (its share of TEXT_EMS) in points of 9 pt type, and the widths in
+#: 9 pt type of the pieces of a case such as ``$s^{2}=0.25$, $\sigma_{V}=1.5$``: a digit, a
 #: letter or macro (a Greek letter), a character in a sub- or superscript, a relation with
 #: its spaces, a point, a comma and the space after it. Set a little wide, so that an
 #: estimate errs towards a line too many (calibrated on the four-parameter cases of
 #: tests/reports: "l = 1, gamma = 0.5" on one line, "s2 = 0.25, sigma_V = 1.5" on two).
-_CASE_PT = float(CASE_WIDTH.removesuffix("cm")) * 28.4528
+_CASE_PT = CASE_SHARE / 2 * TEXT_EMS * 9.0
 _DIGIT_PT, _LETTER_PT, _SCRIPT_PT, _REL_PT, _POINT_PT = 4.6, 4.9, 3.4, 12.5, 2.5
 _COMMA_PT, _SPACE_PT = 2.5, 3.0
 
@@ -283,7 +301,7 @@ def _heading(claim: Mapping[str, Any], varying: Sequence[str]) -> Cell:
     parts = [Code(claim["claim"]), Text(" [" + str(claim["status"]) + "]")]
     if sizes:
         parts += [Text(", "), Math(f"T\\le{max(sizes)}")]
-    parts += [Text(", " + str(claim.get("replicates", "?")) + " replicates"),
+    parts += [Text(", " + replicates_text(claim) + " replicates per size"),
               _parameters_phrase(claim, varying)]
     if reg is not None:
         parts += [Text(": "), RegistryText(reg.title)]
@@ -307,6 +325,44 @@ def _groups(claims: Sequence[Mapping[str, Any]]) -> list[dict]:
             for g in check_groups(claims)]
 
 
+def _notes(run: Mapping[str, Any], corrected: bool) -> list[dict]:
+    # the notes of the table, in the order of their marks (CHECK_COLUMNS)
+    return [
+        {"mark": "a", "text": TeX(
+            r"$T^{-\alpha}$: the stated rate $\alpha$ (a lower bound); $r\in[\cdot]$: "
+            r"$x_T = L + c\,T^{-r}$ with $r$ estimated in that range, $L$ in the "
+            r"profile-likelihood interval; "
+            + (r"corrected: the theory's finite-size term (an edge's Tracy-Widom offset "
+               r"$\kappa\,2^{-2/3}\,\mathrm{E}\,\mathrm{TW}_1\,T^{-2/3}$, or a known mean) "
+               r"subtracted from $x_T$ first; " if corrected else "")
+            + r"exact: within a round-off tolerance at every size; "
+            r"recorded: shown, never asserted.")},
+        {"mark": "b", "text": TeX(
+            r"Mean over the replicates at the largest size $T$ of the claim; digits in "
+            r"parentheses: one standard error in the last digits. For a law, the Kolmogorov "
+            r"distance to the limiting law (predicted $0$); for an exact check, the largest "
+            r"residual $|x - L|$ over the replicates.")},
+        {"mark": "c", "text": TeX(
+            r"The prediction $L$ for the case, rounded like the measurement.")},
+        {"mark": "d", "text": TeX(
+            r"Fitted exponent of the mean absolute error, $|\text{error}| \approx C\,T^{-\hat\beta}$; "
+            r"the check needs $\hat\beta + t\,\mathrm{se} \ge \alpha$ and the extrapolated limit "
+            r"within $t\,\mathrm{se}$ of $L$, $t$ the Student-t quantile at the estimate's degrees "
+            r"of freedom for the claim's false-alarm level, Bonferroni over its tests.")},
+        {"mark": "e", "text": TeX(
+            r"Smallest relative error of the prediction that the same samples reject on both "
+            r"sides, in \%; target " + _targets(run) + ".")},
+        {"mark": "f", "text": TeX(
+            r"verified (theorem or derived), supported (conjecture), reproduced (empirical): "
+            r"passed with power; lacks power: passed, but a wrong prediction would pass too; "
+            r"outside: the case is outside the check's domain, not judged.")},
+        {"mark": "g", "text": TeX(
+            r"Rounded to " + str(MAX_DECIMALS) + r" decimals: the standard error is smaller "
+            r"(a limit reached to round-off, or a deterministic statistic); the per-size "
+            r"tables give every digit.")},
+    ]
+
+
 def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | None = None,
                  label: str = "tab:gapverify:checks", title: str = "") -> str:
     r"""The per-check table (LaTeX source), the main table of the report: one row per check
@@ -327,39 +383,7 @@ def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | N
     cols = {key: _s_column([r[key] for r in all_rows]) for key in ("value", "predicted", "beta", "power")}
     corrected = any(c.get("corrected") for claim in (run["claims"] if claims is None else claims)
                     for c in claim.get("checks", ()))
-    notes = [
-        {"mark": "a", "text": TeX(
-            r"Mean over the replicates at the largest size $T$ of the claim; digits in "
-            r"parentheses: one standard error in the last digits. For a law, the Kolmogorov "
-            r"distance to the limiting law (predicted $0$); for an exact check, the largest "
-            r"residual $|x - L|$ over the replicates.")},
-        {"mark": "b", "text": TeX(
-            r"The prediction $L$ for the case, rounded like the measurement.")},
-        {"mark": "c", "text": TeX(
-            r"Fitted exponent of the mean absolute error, $|\text{error}| \approx C\,T^{-\hat\beta}$; "
-            r"the check needs $\hat\beta + q\,\mathrm{se} \ge \alpha$ and the extrapolated limit "
-            r"within $q\,\mathrm{se}$ of $L$.")},
-        {"mark": "d", "text": TeX(
-            r"$T^{-\alpha}$: the stated rate $\alpha$ (a lower bound); $r\in[\cdot]$: "
-            r"$x_T = L + c\,T^{-r}$ with $r$ estimated in that range, $L$ in the "
-            r"profile-likelihood interval; "
-            + (r"corrected: the theory's finite-size term (an edge's Tracy-Widom offset "
-               r"$\kappa\,2^{-2/3}\,\mathrm{E}\,\mathrm{TW}_1\,T^{-2/3}$, or a known mean) "
-               r"subtracted from $x_T$ first; " if corrected else "")
-            + r"exact: within a round-off tolerance at every size; "
-            r"recorded: shown, never asserted.")},
-        {"mark": "e", "text": TeX(
-            r"Smallest relative error of the prediction that the same samples reject on both "
-            r"sides, in \%; target " + _targets(run) + ".")},
-        {"mark": "f", "text": TeX(
-            r"verified (theorem or derived), supported (conjecture), reproduced (empirical): "
-            r"passed with power; lacks power: passed, but a wrong prediction would pass too; "
-            r"outside: the case is outside the check's domain, not judged.")},
-        {"mark": "g", "text": TeX(
-            r"Rounded to " + str(MAX_DECIMALS) + r" decimals: the standard error is smaller "
-            r"(a limit reached to round-off, or a deterministic statistic); the per-size "
-            r"tables give every digit.")},
-    ]
+    notes = _notes(run, corrected)
     rendered = []
     lead = escape(title) + ": every" if title else "Every"
     for i, part in enumerate(parts):
@@ -381,5 +405,6 @@ def checks_table(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | N
                   has_case=has_case, ncols=TeX(str(8 if has_case else 7)),
                   header=TeX(" & ".join(head for key, head, _ in CHECK_COLUMNS
                                         if key != "case" or has_case)),
-                  notes=notes, quantity_width=TeX(QUANTITY_WIDTH), case_width=TeX(CASE_WIDTH),
+                  notes=notes, quantity_col=_x_column(QUANTITY_SHARE if has_case else 1.0),
+                  case_col=_x_column(CASE_SHARE),
                   **{f"{k}_col": v for k, v in cols.items()})

@@ -1,6 +1,7 @@
 r"""The per-size convergence table of one claim (the report's appendix, ``report
 --appendix``): per size :math:`T`, the measured mean with its standard error (concise form
-``0.0490(12)``), the interval :math:`\bar x_T \pm q\,\mathrm{se}` the verdict used, the
+``0.0490(12)``), the interval :math:`\bar x_T \pm t\,\mathrm{se}` (:math:`t` the Student-t
+quantile the judging uses, :func:`student_t`), the
 predicted limit and the mean absolute error; under the sizes, the fitted exponent
 :math:`\hat\beta`, the extrapolated limit and the verdict."""
 from __future__ import annotations
@@ -20,7 +21,7 @@ from gapverify.reports.numbers import (
 )
 from gapverify.reports.render import render
 from gapverify.verification.judging.outcomes import Outcome
-from gapverify.reports.results import registry_claim, verdict_word
+from gapverify.reports.results import registry_claim, replicates_text, verdict_word
 from gapverify.reports.table_cells import (
     _finite, _parameters_text, _quantity, _registry_check, _run_text, _slug, _tt, case_cell,
     split_case,
@@ -32,8 +33,18 @@ __all__ = ["claim_table", "claim_checks", "SIZE_COLUMNS", "MAX_ROWS", "MAX_LINES
 #: than a page cannot be placed).
 MAX_ROWS = 40
 #: Lines of one table float: its rows and every note, general ones included (\footnotesize,
-#: about 110 characters a line); the rows get what the general notes leave.
+#: about :data:`NOTE_CHARS` characters a line); the rows get what the general notes leave.
 MAX_LINES = 40
+#: Characters of a line of the notes (\footnotesize) and of a check's heading on the
+#: narrowest page the tables are made for (the standard article's 345 pt text; the
+#: report's page holds 110): a float estimated to fit there fits every page.
+NOTE_CHARS = 85
+#: Widest cells (characters of the five columns together) set in \small, and in
+#: \footnotesize; wider, the table is set in \scriptsize (78 filled the report's 484 pt
+#: text in \small; the article's 345 pt text holds 60 in \small, 72 in \scriptsize: a
+#: deterministic statistic's 13 decimals, measured and its interval, took 72).
+SMALL_CHARS = 60
+FOOTNOTE_CHARS = 66
 _KIND_TEXT = {
     "limit": "limit",
     "distance": "Kolmogorov distance to the limiting law",
@@ -105,8 +116,29 @@ def _interval(centre, half_width, se) -> Cell:
     return Interval(rounded_like(centre - half_width, se), rounded_like(centre + half_width, se))
 
 
+def student_t(q: float, n) -> float:
+    """The quantile of an interval of a mean of ``n`` replicates, as the judging takes it
+    (:func:`verification.judging.inference.student_quantile`): the Student-t quantile at
+    ``n - 1`` degrees of freedom with the tail probability of the normal quantile ``q``
+    (the claim's level, Bonferroni over its tests); ``q`` itself when ``n`` is unknown,
+    ``0`` (no interval) when ``q`` is."""
+    from gapverify.verification.judging.inference import student_quantile
+
+    if not q > 0:
+        return 0.0
+    if not (_finite(n) and n >= 2):
+        return q if n is None else math.inf
+    return student_quantile(q, float(n) - 1)
+
+
+def _fewest(check: Mapping[str, Any]):
+    # the fewest replicates of a size: the fit rows' degrees of freedom are at least n - 1
+    ns = [r["n"] for r in check.get("rows") or [] if _finite(r.get("n"))]
+    return min(ns) if ns else None
+
+
 def _size_row(check: Mapping[str, Any], r: Mapping[str, Any], q: float, finest) -> dict:
-    # the cells of one size
+    # the cells of one size, its interval at the Student-t quantile of its replicates
     if check["kind"] in ("exact", "matching"):
         return {"T": Number(str(int(r["T"]))), "measured": Number(DASH),
                 "interval": Number(DASH),
@@ -114,8 +146,8 @@ def _size_row(check: Mapping[str, Any], r: Mapping[str, Any], q: float, finest) 
                               if check["kind"] == "exact" else Text("identity")),
                 "error": Number(significant(r.get("error"), 2)), "space": False}
     return {"T": Number(str(int(r["T"]))), "measured": Number(shorthand(r["mean"], r["se"])),
-            "interval": (_interval(r["mean"], q * r["se"], r["se"]) if q > 0 and _finite(r["se"])
-                         else Number(DASH)),
+            "interval": _interval(r["mean"], student_t(q, r.get("n")) * r["se"], r["se"])
+            if q > 0 and _finite(r["se"]) else Number(DASH),
             "predicted": _predicted_text(check, finest),
             "error": Number(shorthand(r["error"], r["error_se"])), "space": False}
 
@@ -130,7 +162,8 @@ def _limit_row(check: Mapping[str, Any], q: float, finest) -> dict | None:
     if band:
         inter = Interval(significant(band[0], 4), significant(band[1], 4))
     else:
-        inter = (_interval(lim, q * lim_se, lim_se) if q > 0 and _finite(lim_se)
+        t = student_t(q, _fewest(check))
+        inter = (_interval(lim, t * lim_se, lim_se) if q > 0 and _finite(lim_se)
                  else Number(DASH))
     return {"T": Math(r"T\to\infty"), "measured": Number(shorthand(lim, lim_se)),
             "interval": inter, "predicted": _predicted_text(check, finest),
@@ -157,8 +190,8 @@ def _rows(check: Mapping[str, Any], q: float) -> list[dict[str, Cell]]:
     if _finite(beta):
         out.append({
             "T": Math(r"\hat\beta"), "measured": Number(shorthand(beta, beta_se)),
-            "interval": (_interval(beta, q * beta_se, beta_se) if q > 0 and _finite(beta_se)
-                         else Number(DASH)),
+            "interval": (_interval(beta, student_t(q, _fewest(check)) * beta_se, beta_se)
+                         if q > 0 and _finite(beta_se) else Number(DASH)),
             "predicted": Math(f"\\alpha = {rate_fraction(check.get('rate'))}"),
             "error": Text(""), "space": limit is None})
     return out
@@ -204,37 +237,51 @@ def _cases_text(claim: Mapping[str, Any]) -> TeX:
                + escape(listed))
 
 
+def _interval_note(run: Mapping[str, Any], claim: Mapping[str, Any], q: float) -> TeX:
+    """The note on the intervals: the Student-t quantile the judging takes (the normal
+    quantile ``q`` read as a tail probability, :func:`student_t`), at the claim's
+    replicates."""
+    if not q > 0:
+        return TeX("No quantile recorded in the results: intervals omitted.")
+    level = (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
+             else "(not recorded)")
+    tests = (" " + escape(claim["tests"]) if claim.get("tests") else "")
+    n = claim.get("replicates")
+    at_n = (r" ($t = \num{" + significant(student_t(q, n), 3) + r"}$ at $n = " + str(int(n)) + "$)"
+            if _finite(n) and n >= 2 else "")
+    return TeX(
+        r"Mean $\pm\, t\,\mathrm{se}$, $t$ the Student-t quantile at $n - 1$ degrees of "
+        r"freedom ($n$ replicates)" + at_n + r" with the tail probability of the normal "
+        r"quantile $q = \num{" + significant(q, 3) + r"}$: the claim's false-alarm level "
+        + level + ", Bonferroni over its" + tests + " tests. Rows $T\\to\\infty$ and "
+        r"$\hat\beta$ take $t$ at the fewest replicates of a size (a fit's degrees of "
+        r"freedom are at least as many, its interval at most this wide).")
+
+
 def _claim_notes(run: Mapping[str, Any], claim: Mapping[str, Any], q: float) -> list[dict]:
+    # the notes, in the order of their marks (SIZE_COLUMNS), then the unmarked ones
     notes = [
         {"mark": "a", "text": TeX(
-            "Mean over the replicates at each size; the digits in parentheses are one "
-            "standard error in the last digits shown.")},
-        {"mark": "b", "text": TeX(
-            r"Mean $\pm\, q\,\mathrm{se}$ with $q = $ \num{" + significant(q, 3) + "}, the "
-            "normal quantile at the claim's false-alarm level "
-            + (r"\num{" + significant(run["level"], 3) + "}" if _finite(run.get("level"))
-               else "(not recorded)")
-            + (", Bonferroni over the claim's " + escape(claim["tests"]) + " tests"
-               if claim.get("tests") else ", Bonferroni over the claim's tests")
-            + "." if q > 0 else
-            "No quantile recorded in the results: intervals omitted.")},
-        {"mark": "c", "text": TeX(
-            r"Mean over the replicates of $|\text{measured} - \text{predicted}|$; for a law, "
-            "the Kolmogorov distance itself; for an exact check, the largest residual.")},
-        {"mark": "d", "text": TeX(
             r"Rows $T\to\infty$: the limit $\hat L$ extrapolated from "
             r"$\bar x_T = \hat L + c\,T^{-\alpha}$ at the stated rate $\alpha$ (for a law, the "
-            r"distance's limit, predicted $0$); the check needs $|\hat L - L| \le q\,\mathrm{se}$. "
+            r"distance's limit, predicted $0$); the check needs $|\hat L - L| \le t\,\mathrm{se}$. "
             r"Rows $\hat\beta$: the exponent of $|\text{error}| \approx C\,T^{-\hat\beta}$ (weighted "
-            r"log-log fit); the check needs $\hat\beta + q\,\mathrm{se} \ge \alpha$. "
+            r"log-log fit); the check needs $\hat\beta + t\,\mathrm{se} \ge \alpha$ ($t$: note c). "
             r"For a finite-size model with an estimated rate, the row $T\to\infty$ gives the "
             r"best fit and the profile-likelihood interval of the limit, which must contain "
             r"the prediction. Power: the smallest relative error of the prediction that the "
             r"same samples reject on both sides; worse than the profile's target, the "
             r"prediction lacks power and is not verified.")},
+        {"mark": "b", "text": TeX(
+            "Mean over the replicates at each size; the digits in parentheses are one "
+            "standard error in the last digits shown.")},
+        {"mark": "c", "text": _interval_note(run, claim, q)},
+        {"mark": "d", "text": TeX(
+            r"Mean over the replicates of $|\text{measured} - \text{predicted}|$; for a law, "
+            "the Kolmogorov distance itself; for an exact check, the largest residual.")},
         {"mark": "", "text": TeX(
             "Root seed " + _tt(claim.get("root_seed", "?")) + "; "
-            + escape(claim.get("replicates", "?")) + " replicates per size; code version "
+            + escape(replicates_text(claim)) + " replicates per size; code version "
             + _tt(run.get("code_version", "?")) + "; " + _cases_text(claim) + ".")},
     ]
     if claim.get("variant", "as stated") != "as stated":
@@ -266,11 +313,39 @@ def _caption(run: Mapping[str, Any], claim: Mapping[str, Any], part: int, parts:
 
 
 def _note_lines(check: Mapping[str, Any]) -> float:
-    # printed lines of a check's notes (about 110 characters a line in \footnotesize)
+    # printed lines of a check's notes (about NOTE_CHARS characters a line in \footnotesize)
     texts = [check.get("rate_note") or ""]
     if check["verdict"] != Outcome.PASS or check["kind"] in ("exact", "matching"):
         texts.append(check.get("reason") or "")
-    return sum(math.ceil(len(t) / 110) for t in texts if t)
+    return sum(math.ceil(len(t) / NOTE_CHARS) for t in texts if t)
+
+
+def _spanning_lines(lines: Sequence[Cell]) -> int:
+    # printed lines of a check's heading and footer lines, each wrapping at the table's width
+    return sum(max(1, math.ceil(len(line.markdown()) / NOTE_CHARS)) for line in lines)
+
+
+#: Characters of an interval set on one line; a longer one (the ends of a deterministic
+#: statistic's 13 decimals) is set on two, its low end above its high one.
+INTERVAL_CHARS = 24
+
+
+def _long(cell: Cell) -> bool:
+    # an interval too long for one line of its column
+    return isinstance(cell, Interval) and len(cell.low) + len(cell.high) + 4 > INTERVAL_CHARS
+
+
+def _interval_latex(cell: Cell) -> TeX:
+    # an interval, on two lines (right-aligned, as its column) when it is long
+    if not _long(cell):
+        return cell.latex()
+    return TeX(r"\begin{tabular}[t]{@{}r@{}}[\num{" + cell.low + r"},\\ \num{" + cell.high
+               + r"}]\end{tabular}")
+
+
+def _row_count(rows: Sequence[Mapping[str, Any]]) -> int:
+    # printed lines of a check's rows (a long interval takes two)
+    return sum(2 if _long(r.get("interval")) else 1 for r in rows)
 
 
 def _split(checks: Sequence[dict], budget: int) -> list[list[dict]]:
@@ -278,7 +353,7 @@ def _split(checks: Sequence[dict], budget: int) -> list[list[dict]]:
     # fit one float
     parts, current, used = [], [], 0.0
     for check in checks:
-        size = (len(check["rows"]) + len(check["heading"]) + len(check["footer"])
+        size = (_row_count(check["rows"]) + _spanning_lines(check["heading"] + check["footer"])
                 + _note_lines(check["source"]))
         if current and used + size > budget:
             parts.append(current)
@@ -289,22 +364,25 @@ def _split(checks: Sequence[dict], budget: int) -> list[list[dict]]:
 
 
 def _font_size(groups: Sequence[dict]) -> TeX:
-    # \footnotesize when the widest cells would make a \small table wider than the text
+    # the largest type in which the widest cells fit the narrowest text (SMALL_CHARS)
     width = {}
     for check in groups:
         for row in check["rows"]:
             for key in ("T", "measured", "interval", "predicted", "error"):
-                text = re.sub(r"\\num|[{}$\\]", "", str(row[key]))
-                width[key] = max(width.get(key, 0), len(text))
-    return TeX(r"\footnotesize" if sum(width.values()) > 78 else r"\small")
+                for line in str(row[key]).split("\\\\"):  # the widest line of a cell
+                    text = re.sub(r"\\num|\\(begin|end)\{tabular\}(\[t\]\{@\{\}r@\{\}\})?|[{}$\\]", "", line)
+                    width[key] = max(width.get(key, 0), len(text))
+    chars = sum(width.values())
+    return TeX(r"\small" if chars <= SMALL_CHARS else
+               r"\footnotesize" if chars <= FOOTNOTE_CHARS else r"\scriptsize")
 
 
 #: Columns of the per-size table: key, LaTeX head (with its note mark), Markdown head;
 #: and those that are siunitx S columns.
 SIZE_COLUMNS = (
-    ("T", r"{$T$\tnote{d}}", "$T$"), ("measured", r"{measured\tnote{a}}", "measured"),
-    ("interval", r"interval\tnote{b}", "interval"), ("predicted", r"{predicted}", "predicted"),
-    ("error", r"{$|\text{error}|$\tnote{c}}", "$\\vert\\text{error}\\vert$"),
+    ("T", r"{$T$\tnote{a}}", "$T$"), ("measured", r"{measured\tnote{b}}", "measured"),
+    ("interval", r"interval\tnote{c}", "interval"), ("predicted", r"{predicted}", "predicted"),
+    ("error", r"{$|\text{error}|$\tnote{d}}", "$\\vert\\text{error}\\vert$"),
 )
 _S_KEYS = ("T", "measured", "predicted", "error")
 
@@ -314,8 +392,9 @@ def _latex_check(check: Mapping[str, Any]) -> dict:
     heading = [line.latex() for line in check["heading"]]
     heading[1:2] = [TeX(r"\footnotesize\itshape " + line) for line in heading[1:2]]
     heading[2:] = [TeX(r"\footnotesize\quad " + line) for line in heading[2:]]
-    rows = [{**{k: s_cell(c) if k in _S_KEYS else c.latex() for k, c in row.items()
-                if k != "space"}, "space": row["space"]} for row in check["rows"]]
+    rows = [{**{k: s_cell(c) if k in _S_KEYS else _interval_latex(c) if k == "interval"
+                 else c.latex() for k, c in row.items() if k != "space"}, "space": row["space"]}
+            for row in check["rows"]]
     return {**check, "heading": heading, "rows": rows,
             "footer": [line.latex() for line in check["footer"]]}
 
@@ -341,7 +420,7 @@ def claim_table(run: Mapping[str, Any], claim: Mapping[str, Any], name: str | No
     q = float(claim.get("q") or 0.0)
     checks = claim_checks(claim)
     general = _claim_notes(run, claim, q)
-    general_lines = sum(math.ceil(len(str(n["text"])) / 110) for n in general)
+    general_lines = sum(math.ceil(len(str(n["text"])) / NOTE_CHARS) for n in general)
     groups = _split(checks, min(MAX_ROWS, MAX_LINES - general_lines))
     label = "tab:gapverify:" + (Path(name).stem if name else "claim-" + _slug(str(claim["claim"])))
     parts = [{"caption": _caption(run, claim, i + 1, len(groups)),

@@ -36,7 +36,9 @@ from gapverify.reports.numbers import significant
 from gapverify.reports.prose import prose
 from gapverify.reports.render import render
 from gapverify.reports.table_cells import _run_text, commit_text
-from gapverify.reports.table_cells import claim_blocks
+from gapverify.reports.table_cells import (
+    cites_paper, claim_blocks, paper_result, run_references,
+)
 from gapverify.reports.tables import (
     CHECKS_NAME, NOTES_NAME, PEERS_CHECKS_NAME, SUMMARY_NAME, table_names, write_tables,
 )
@@ -193,6 +195,51 @@ _DEPTH_CAPTION = (
     r"those of the run.")
 
 
+#: The report's title when a claim of the run checks a result of the paper.
+PAPER_TITLE = ("Verification report: the random-matrix theory of softmax attention at "
+               "initialisation")
+_PAPER_SOURCES = (
+    r"Claims of the paper come from \emph{Mind the Gap} (Naderi, Nait Saada, Tanner, ICML "
+    r"2025, arXiv:2410.07799) and the random Markov matrix theorems of Bordenave, Caputo "
+    r"and Chafa\"i (PTRF 2012, arXiv:0808.1502); each names the paper's result it checks, "
+    r"or says it goes beyond the paper.")
+_PEERS_SOURCES = (
+    r" The peers' results (\texttt{peers.*}) are those of other papers, checked beside the "
+    r"paper's claims, never as its own.")
+
+
+def _title(run: Mapping[str, Any]) -> TeX:
+    """The report's title: the paper's subject when a claim checks a result of the paper,
+    else the user's claims themselves (a report of one's own claim is not about softmax
+    attention)."""
+    if cites_paper(run):
+        return TeX(PAPER_TITLE)
+    ids = [str(c["claim"]) for c in run["claims"]]
+    named = (", ".join(r"\texttt{" + escape(i) + "}" for i in ids) if len(ids) <= 3
+             else f"{len(ids)} claims")
+    return TeX("Verification report: " + named)
+
+
+def _sources(run: Mapping[str, Any]) -> TeX:
+    """Where the run's claims come from: the paper (cited only when a claim checks one of
+    its results), the peers' results, and the user's own claims with their own references,
+    numbered as the summary cites them."""
+    text = _PAPER_SOURCES if cites_paper(run) else ""
+    if text and any(b.key == "peers" for b in claim_blocks(run)):
+        text += _PEERS_SOURCES
+    own = [str(c["claim"]) for c in run["claims"] if not paper_result(str(c["claim"]))]
+    if own:
+        refs = run_references(run)
+        listed = "; ".join(f"[{i}] " + escape(r) for i, r in enumerate(refs, 1))
+        text += ((" " if text else "") + "The claim" + ("s " if len(own) > 1 else " ")
+                 + ", ".join(r"\texttt{" + escape(i) + "}" for i in own)
+                 + (" come" if len(own) > 1 else " comes") + " from the user's claim files or "
+                 "plug-ins, not from the paper; "
+                 + ("their references: " + listed + "." if refs else
+                    "no references were recorded with them."))
+    return TeX(text)
+
+
 def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
                  appendix: bool = False) -> ReportFiles:
     """Write the tables, the figures (spectra read from ``store`` when it holds them) and
@@ -233,6 +280,8 @@ def write_report(run: Mapping[str, Any], out_dir: str | Path, store=None,
     claim_table = {id(c): name for c, name in zip(run["claims"], table_names(run))}
     text = render(
         "report.tex",
+        packages=TeX(",".join(PACKAGES)), packages_list=TeX(", ".join(PACKAGES)),
+        title=_title(run), sources=_sources(run),
         command=run.get("command", ""),
         seeds=TeX(", ".join(r"\texttt{" + escape(s) + "}" for s in seeds) or "?"),
         seeds_plural=TeX("s" if len(seeds) > 1 else ""),

@@ -25,7 +25,7 @@ __all__ = ["TeX", "escape", "math_or_text", "single_scripts", "PACKAGES", "PACKA
            "DASH"]
 
 #: The LaTeX packages a generated table needs, and the comment line that opens every table.
-PACKAGES = ("booktabs", "siunitx", "amsmath", "threeparttable")
+PACKAGES = ("booktabs", "siunitx", "amsmath", "threeparttable", "tabularx")
 PACKAGES_COMMENT = "% Requires: \\usepackage{" + ",".join(PACKAGES) + "}"
 DASH = "---"
 

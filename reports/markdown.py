@@ -18,7 +18,7 @@ from gapverify.reports.checks_table import CHECK_COLUMNS, check_groups
 from gapverify.reports.claim_tables import SIZE_COLUMNS, claim_checks
 from gapverify.reports.results import claim_verdict_word
 from gapverify.reports.summary_table import SUMMARY_COLUMNS, summary_rows
-from gapverify.reports.table_cells import run_cell
+from gapverify.reports.table_cells import run_cell, run_references
 
 __all__ = ["pipe_table", "summary_markdown", "checks_markdown", "claim_markdown",
            "check_notes_markdown"]
@@ -51,8 +51,11 @@ def summary_markdown(run: Mapping[str, Any]) -> str:
             rows.append([f"**{row['heading'].markdown()}**"] + [""] * (len(columns) - 1))
         else:
             rows.append(_cells(row, columns))
+    refs = run_references(run)  # a user's claims cite their own, as the LaTeX notes do
+    cited = ("\nReferences of the claims (ref.): " + "; ".join(
+        f"[{i}] {r}" for i, r in enumerate(refs, 1)) + ".\n") if refs else ""
     return ("# Summary of claims\n\nVerdict per claim of a gapverify run ("
-            + run_cell(run).markdown() + ").\n\n" + pipe_table(columns, rows))
+            + run_cell(run).markdown() + ").\n\n" + pipe_table(columns, rows) + cited)
 
 
 def checks_markdown(run: Mapping[str, Any], claims: Sequence[Mapping[str, Any]] | None = None,

@@ -32,7 +32,7 @@ from gapverify.reports.latex import DASH, TeX
 
 __all__ = ["UNCERTAINTY_DIGITS", "significant", "shorthand", "rounded_like", "trim_zeros",
            "num", "num_shorthand", "interval", "rate_fraction", "concise", "s_number",
-           "table_format"]
+           "table_format", "plain_decimal", "percent", "PLAIN_DECIMALS", "PERCENT_DECIMALS"]
 
 #: Significant digits kept in a standard error (JCGM 100 7.2.6: "at most two").
 UNCERTAINTY_DIGITS = 2
@@ -128,7 +128,48 @@ def concise(value: float, se: float | None = None) -> str:
     return shorthand(value, se) if se is not None else significant(value, 3)
 
 
-_S_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:\((\d+)\))?(?:e(-?)(\d+))?")
+#: Most decimals of a number written without its exponent (:func:`plain_decimal`).
+PLAIN_DECIMALS = 6
+_DECIMAL_EXPONENT = re.compile(r"(-?)(\d+)(?:\.(\d+))?(\([\d.]+\))?e-(\d+)")
+
+
+def plain_decimal(text: str, max_decimals: int = PLAIN_DECIMALS) -> str:
+    """A number with a small negative exponent written out, when that takes at most
+    ``max_decimals`` decimals: ``6.6(71)e-5`` -> ``0.000066(71)``, ``1.2e-3`` ->
+    ``0.0012``; the error in parentheses keeps its digits (units of the last one). A
+    column of per-size errors then reads in one format, every value with its digits
+    (siunitx set ``6.6(71)`` and its ``x 10^-5`` apart); round-off residuals (``2.2e-16``)
+    and zeros (``0e-6``) keep their exponent form."""
+    m = _DECIMAL_EXPONENT.fullmatch(str(text))
+    if not m:
+        return text
+    sign, whole, frac, error, exp = m.group(1), m.group(2), m.group(3) or "", m.group(4) or "", int(m.group(5))
+    digits = whole + frac
+    if not digits.strip("0") or len(frac) + exp > max_decimals:
+        return text
+    if "." in error:  # 6.6(1.2)e-5: the error in the value's units -> in last-digit units
+        error = "(" + error.strip("()").replace(".", "").lstrip("0") + ")"
+    places = len(frac) + exp
+    body = digits.rjust(places + 1, "0")
+    return sign + body[:-places] + "." + body[-places:] + error
+
+
+#: Decimals of a power in percent: one number format for the whole column.
+PERCENT_DECIMALS = 1
+
+
+def percent(fraction: float) -> str:
+    """A power (a fraction) in percent at :data:`PERCENT_DECIMALS` decimals, the same in
+    every row (``3.0``, ``2.9``, ``0.6``; ``<0.1`` below what that shows): the power column
+    mixed ``3``, ``2.9`` and ``0.01``."""
+    value = 100 * float(fraction)
+    smallest = 10.0 ** -PERCENT_DECIMALS
+    if value < smallest / 2:
+        return f"<{smallest:.{PERCENT_DECIMALS}f}"
+    return f"{value:.{PERCENT_DECIMALS}f}"
+
+
+_S_NUMBER = re.compile(r"([<>]?)(-?)(\d+)(?:\.(\d+))?(?:\((\d+)\))?(?:e(-?)(\d+))?")
 
 
 def s_number(value: float, se: float | None = None) -> str:
@@ -147,9 +188,9 @@ def s_number(value: float, se: float | None = None) -> str:
 
 def table_format(cells) -> str:
     r"""siunitx ``table-format`` that holds every numeric cell of an ``S`` column (braced
-    cells are text and do not count): sign, integer and decimal digits, uncertainty digits
-    and exponent, e.g. ``-1.4(2)`` or ``2.3e-1``."""
-    sign = exp_sign = False
+    cells are text and do not count): comparator (``<0.1``), sign, integer and decimal
+    digits, uncertainty digits and exponent, e.g. ``-1.4(2)`` or ``2.3e-1``."""
+    sign = exp_sign = compare = False
     whole = frac = unc = exp = 0
     for cell in cells:
         cell = str(cell)
@@ -158,14 +199,15 @@ def table_format(cells) -> str:
         m = _S_NUMBER.fullmatch(cell)
         if not m:
             continue
-        sign |= bool(m.group(1))
-        whole = max(whole, len(m.group(2)))
-        frac = max(frac, len(m.group(3) or ""))
-        unc = max(unc, len(m.group(4) or ""))
-        if m.group(6):
-            exp_sign |= bool(m.group(5))
-            exp = max(exp, len(m.group(6)))
-    fmt = ("-" if sign else "") + str(max(whole, 1)) + (f".{frac}" if frac else ".0")
+        compare |= bool(m.group(1))
+        sign |= bool(m.group(2))
+        whole = max(whole, len(m.group(3)))
+        frac = max(frac, len(m.group(4) or ""))
+        unc = max(unc, len(m.group(5) or ""))
+        if m.group(7):
+            exp_sign |= bool(m.group(6))
+            exp = max(exp, len(m.group(7)))
+    fmt = ("<" if compare else "") + ("-" if sign else "") + str(max(whole, 1)) + (f".{frac}" if frac else ".0")
     if unc:
         fmt += f"({unc})"
     if exp:

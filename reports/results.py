@@ -200,11 +200,40 @@ def load_measurements(store: str | Path | None, run: Mapping[str, Any], claim: M
         return st.load(experiment_of(claim), parameters_key(params),
                        int(claim["root_seed"]), str(run.get("code_version", "")),
                        list(sizes) if sizes is not None else [max(claim["sizes"])],
-                       int(claim["replicates"]))
+                       drawn(claim, parameters))
     except (RuntimeError, KeyError, ValueError, sqlite3.DatabaseError):
         return None
     finally:
         st.close()
+
+
+def drawn(claim: Mapping[str, Any], parameters: Mapping[str, float] | None = None
+          ) -> dict[int, int] | int:
+    """The replicates the run drew per size for one case of ``claim`` (its ``sizing``,
+    matched to ``parameters`` among its ``cases``; the first case by default), else the
+    claim's replicate count (results written before the draws were sized)."""
+    sizing = claim.get("sizing") or []
+    cases = claim.get("cases") or [claim.get("parameters", {})]
+    index = 0
+    if parameters is not None:
+        index = next((i for i, c in enumerate(cases)
+                      if all(str(c.get(k)) == str(v) for k, v in parameters.items())), 0)
+    if index < len(sizing) and sizing[index].get("drawn"):
+        return {int(T): int(n) for T, n in sizing[index]["drawn"].items()}
+    return int(claim["replicates"])
+
+
+def replicates_text(claim: Mapping[str, Any]) -> str:
+    """The replicates per size as a reader wants them: ``"12 to 98, sized to the power
+    target"``, ``"16, fixed"``, or the count of an older results file."""
+    sizing = claim.get("sizing") or []
+    counts = [int(n) for s in sizing for n in (s.get("drawn") or {}).values()]
+    if not counts:
+        return str(claim.get("replicates", "?"))
+    low, high = min(counts), max(counts)
+    if all(s.get("stopped") == "fixed" for s in sizing):
+        return f"{low}, fixed" if low == high else f"{low} to {high}, fixed"
+    return (f"{low}" if low == high else f"{low} to {high}") + ", sized to the power target"
 
 
 _CASE = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]$")

@@ -17,12 +17,13 @@ from gapverify.reports.cells import (
     Cell, Code, Joined, Math, Number, Raw, Text, Verdict, two_lines,
 )
 from gapverify.reports.latex import DASH, TeX, escape, math_or_text
-from gapverify.reports.numbers import num, significant, table_format
+from gapverify.reports.numbers import num, percent, significant, table_format
 from gapverify.reports.results import registry_claim, verdict_word
 from gapverify.reports.results import split_case as _split_bracket_case
 from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["split_case", "commit_text", "paper_result", "paper_short", "common_parameters",
+           "own_references", "run_references", "cites_paper", "reference_marks",
            "parameters_math", "BEYOND", "PEERS_PREFIX", "is_peer", "claim_blocks", "Block", "two_lines",
            "percent_cell", "case_cell", "ASSERTED", "commit_cell", "run_cell"]
 
@@ -196,6 +197,41 @@ def paper_result(claim_id: str) -> str:
     return str(getattr(reg, "paper_result", "") or "").strip() if reg is not None else ""
 
 
+def own_references(claim_id: str) -> tuple[str, ...]:
+    """The references of a claim that names no result of the paper (a user's claim of a
+    claim file or a plug-in: ``Claim.references``); ``()`` for the paper's claims, whose
+    result :func:`paper_result` names, and for a claim the registry does not hold."""
+    reg = registry_claim(claim_id)
+    if reg is None or paper_result(claim_id):
+        return ()
+    return tuple(str(r).strip() for r in getattr(reg, "references", ()) if str(r).strip())
+
+
+def run_references(run: Mapping[str, Any]) -> list[str]:
+    """Every reference of the run's claims that name no result of the paper
+    (:func:`own_references`), once each, in the run's order: the numbers ``[1]``, ``[2]``
+    the tables cite them by."""
+    refs: list[str] = []
+    for claim in run["claims"]:
+        refs += [r for r in own_references(str(claim["claim"])) if r not in refs]
+    return refs
+
+
+def cites_paper(run: Mapping[str, Any]) -> bool:
+    """Whether a claim of the run names a result of the paper (or of the peers' papers):
+    only then do the tables and the report cite it."""
+    return any(paper_result(str(c["claim"])) for c in run["claims"])
+
+
+def reference_marks(claim_id: str, refs: Sequence[str]) -> str:
+    """``ref. 1, 2``: the numbers of a claim's own references in ``refs``
+    (:func:`run_references`); ``---`` when it has none."""
+    numbers = [str(refs.index(r) + 1) for r in own_references(claim_id) if r in refs]
+    if not numbers:
+        return DASH
+    return ("refs. " if len(numbers) > 1 else "ref. ") + ", ".join(numbers)
+
+
 def paper_short(text: str) -> str:
     """The short form of a ``paper_result`` for a table cell: the paper's own numbered
     result when the text names one (``"BCC 2012 Theorem 1.1 (the paper's Theorem 2)"`` ->
@@ -248,15 +284,14 @@ def _verdict_short(verdict: str, status: str, reason: str | None = None) -> Verd
 
 
 def percent_cell(power) -> Cell:
-    """A power as a percentage (a number of an ``S`` column): ``none`` where nothing is
-    rejected, a dash where it was not measured, ``<0.01`` below that."""
+    """A power as a percentage, a number of an ``S`` column at one decimal in every row
+    (:func:`reports.numbers.percent`: ``3.0``, ``2.9``, ``<0.1``): ``none`` where nothing
+    is rejected, a dash where it was not measured."""
     if power == "inf" or (isinstance(power, float) and math.isinf(power)):
         return Text("none")
     if not _finite(power):
         return Number(DASH)
-    if 100 * power < 0.01:
-        return Joined((Math("<"), Text("0.01")))
-    return Number(significant(100 * power, 2))
+    return Number(percent(power))
 
 
 #: The outcomes of a check that assert its prediction (with or without power).

@@ -9,7 +9,10 @@ caption stands alone: what is measured, the profile, the root seed and the level
 is deterministic: claims in the run's order, checks in the claim's order, numbers from
 :mod:`reports.numbers` (precision from the error, no fixed format), no timestamps and no
 input paths. Every file opens with :data:`reports.latex.PACKAGES_COMMENT` and uses nothing
-beyond booktabs, siunitx, amsmath and threeparttable, so it can be ``\input``.
+beyond booktabs, siunitx, amsmath, threeparttable and tabularx, so it can be ``\input``
+in any class: the summary fits ``\columnwidth`` of a two-column paper, the per-check and
+per-size tables span the text (``table*``) and fit the standard article's 345 pt and a
+float page of 550 pt (issue 35).
 """
 from __future__ import annotations
 

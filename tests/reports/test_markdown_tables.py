@@ -127,7 +127,11 @@ def test_cells_escape_pipes_and_keep_one_rule_per_format():
     assert Joined((Math("<"), Text("0.01"))).latex() == "$<$0.01"
     assert s_cell(Number("123.4(5.6)")) == "123.4(56)"
     assert s_cell(Number("---")) == "{---}"
-    assert s_cell(Number("1e-5"), unalign_exponent=True) == r"{\num{1e-5}}"
+    assert s_cell(Number("1e-9"), unalign_exponent=True) == r"{\num{1e-9}}"
+    # a small exponent is written out, in every format (issue 35: "6.6(71)" and its
+    # "x 10^-5" set apart by siunitx)
+    assert s_cell(Number("1e-5"), unalign_exponent=True) == "0.00001"
+    assert Number("6.6(71)e-5").markdown() == "0.000066(71)"
     assert s_cell(Text("identity")) == "{identity}"
 
 

@@ -52,7 +52,7 @@ def test_registry_latex_kept_only_when_it_needs_no_other_package():
 
 
 def test_packages_comment_names_exactly_the_allowed_packages():
-    assert PACKAGES == ("booktabs", "siunitx", "amsmath", "threeparttable")
+    assert PACKAGES == ("booktabs", "siunitx", "amsmath", "threeparttable", "tabularx")
     assert PACKAGES_COMMENT.startswith("%") and all(p in PACKAGES_COMMENT for p in PACKAGES)
 
 
