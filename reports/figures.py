@@ -3,9 +3,11 @@ r"""Figures of a judged run (matplotlib, Agg canvas; PDF for LaTeX, PNG for peop
 Each figure reads what the run stored and recomputes no sample:
 
 ``overview`` (and ``overview-peers``; :mod:`reports.overview_figure`)
-    one panel per claim: every asserted limit and distance check as the relative deviation
+    one panel per claim: every asserted limit check as the relative deviation
     :math:`(\bar x_T - L)/|L|` of its mean against :math:`T`, with the band of the
-    profile's power target; in the main report after the summary.
+    profile's power target, and a law's Kolmogorov distance in a panel of its own; a key
+    below each panel names its quantities (typeset) and cases; in the main report after
+    the summary.
 ``singular-values``
     histogram of the bulk singular values :math:`\sqrt T s_2, \dots, \sqrt T s_T` of
     :math:`A` at the largest size (``markov.singular_law``, stored array ``bulk``), and of
@@ -23,8 +25,12 @@ Each figure reads what the run stored and recomputes no sample:
     :math:`A^\perp` (right) the stable rank grows like :math:`cT`; colour the quantity,
     marker the case, one legend below the panels.
 per claim (:mod:`reports.claim_figures`)
-    every asserted check and case against :math:`T` with its prediction, its fitted
-    finite-size model and the extrapolated limit's interval.
+    every asserted check and case against the variable of its finite-size model, drawn
+    out to :math:`T = \infty` with the extrapolated limit's interval there.
+
+All text is typeset with mathtext from the claims' LaTeX (:mod:`reports.figure_text`);
+error bars are :math:`\pm 1.96\,\mathrm{se}` in every figure; every series is named by a
+key (:func:`reports.figure_text.figure_problems` checks layout and text).
 
 Figures are built on :class:`matplotlib.figure.Figure` with an Agg canvas (no pyplot, no
 global backend), and saved without creation dates, so equal runs give equal files.
@@ -36,14 +42,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from matplotlib import rc_context
-from matplotlib.lines import Line2D
 
 from gapverify.reports.canvas import STYLE, Drawn, new_figure, save
 from gapverify.reports.claim_figures import claim_figures
+from gapverify.reports.claim_panels import MEAN, Z95, log_ticks
+from gapverify.reports.figure_text import Key, case_text
+from gapverify.reports.figure_text import line as key_line
 from gapverify.reports.latex import TeX, escape
 from gapverify.reports.numbers import shorthand
 from gapverify.reports.overview_figure import overview_figures
-from gapverify.reports.results import load_measurements
+from gapverify.reports.results import draws_at, load_measurements
 from gapverify.reports.table_cells import ASSERTED, split_case
 
 __all__ = ["Drawn", "singular_values_figure", "eigenvalues_figure", "stable_rank_figure",
@@ -73,11 +81,15 @@ def _kappa(claim: Mapping[str, Any]) -> float:
 
 
 def _row_at(claim: Mapping[str, Any], label: str, T: int) -> Mapping[str, Any] | None:
-    for check in claim["checks"]:
-        if check["label"] == label:
-            for row in check.get("rows", []):
-                if int(row["T"]) == T:
-                    return row
+    # the row at T of the check labelled ``label`` ("law:bulk @ s2=0.25": the case of the
+    # claim's parameters, the ones its spectra are drawn at, first)
+    params = claim.get("parameters") or {}
+    checks = [c for c in claim["checks"] if split_case(str(c["label"]))[0] == label]
+    checks.sort(key=lambda c: any(params.get(k) != v for k, v in (c.get("case") or {}).items()))
+    for check in checks:
+        for row in check.get("rows", []):
+            if int(row["T"]) == T:
+                return row
     return None
 
 
@@ -106,9 +118,9 @@ def _quarter_circle_panel(ax, values: np.ndarray, kappa: float, T: int, n: int, 
     ax.set_ylim(0.0, 1.4 * max(float(np.max(heights)), float(np.max(density))))  # legend room
     ax.set_xlabel("singular value")
     ax.set_ylabel("density")
-    ax.set_title(f"{title}\nT = {T}, {n} draws pooled")
+    ax.set_title(f"{title}\n$T = {T}$, {n} draws pooled")
     if ks_row is not None:
-        ax.text(0.03, 0.04, f"Kolmogorov distance\nD = {shorthand(ks_row['mean'], ks_row['se'])}",
+        ax.text(0.03, 0.04, f"Kolmogorov distance\n$D_T$ = {shorthand(ks_row['mean'], ks_row['se'])}",
                 transform=ax.transAxes, fontsize=8.5, va="bottom",
                 bbox={"boxstyle": "round", "fc": "white", "ec": "0.8"})
     ax.legend(loc="upper right", frameon=True, framealpha=0.9)
@@ -138,7 +150,7 @@ def singular_values_figure(run: Mapping[str, Any], store) -> Drawn | None:
     fig = _figure(4.2 * len(panels) + 0.6, 3.9)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (claim, values, T, title, label, row, colour) in zip(axes, panels):
-        _quarter_circle_panel(ax, values, _kappa(claim), T, int(claim["replicates"]), title,
+        _quarter_circle_panel(ax, values, _kappa(claim), T, draws_at(claim, T), title,
                               label, row, colour)
     names = " and ".join(r"\texttt{" + escape(p[0]["claim"]) + "}" for p in panels)
     caption = TeX(
@@ -195,7 +207,7 @@ def eigenvalues_figure(run: Mapping[str, Any], store) -> Drawn | None:
         ax.set_xlabel("real part")
         ax.set_ylabel("imaginary part")
         ax.set_title(rf"Eigenvalues of $\sqrt{{T}}A$ (Perron root removed)"
-                     f"\nT = {T}, {claim['replicates']} draws pooled")
+                     f"\n$T = {T}$, {draws_at(claim, T)} draws pooled")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, markerscale=4,
                   frameon=False)
     if radial is not None:
@@ -208,7 +220,7 @@ def eigenvalues_figure(run: Mapping[str, Any], store) -> Drawn | None:
             x = np.sort(values)
             y = np.arange(1, x.size + 1) / x.size
             ax.step(np.concatenate([[0.0], x, [top]]), np.concatenate([[0.0], y, [1.0]]),
-                    where="post", color=colour, label=f"empirical, T = {T}")
+                    where="post", color=colour, label=f"empirical, $T = {T}$")
         r = np.linspace(0.0, top, 400)
         ax.plot(r, np.minimum(r / kappa, 1.0) ** 2, color=_THEORY, linestyle="--",
                 label=r"disc law $\min(r/\kappa, 1)^2$")
@@ -218,9 +230,9 @@ def eigenvalues_figure(run: Mapping[str, Any], store) -> Drawn | None:
         ax.set_ylabel(r"fraction with $|\sqrt{T}\,\lambda| \leq r$")
         T = curves[-1][0]
         row = _row_at(claim, "law:modulus", T)
-        extra = f", D = {shorthand(row['mean'], row['se'])}" if row else ""
-        ax.set_title(f"Radial CDF of the eigenvalue moduli\n{claim['replicates']} draws pooled"
-                     f"{extra} at T = {T}")
+        extra = f", $D_T$ = {shorthand(row['mean'], row['se'])}" if row else ""
+        ax.set_title(f"Radial CDF of the eigenvalue moduli\n{draws_at(claim, T)} draws pooled"
+                     f"{extra} at $T = {T}$")
         ax.legend(loc="lower right", framealpha=0.9)
     names = " and ".join(r"\texttt{" + escape(p[0]["claim"]) + "}" for p in panels)
     caption = TeX(
@@ -277,44 +289,49 @@ def stable_rank_figure(run: Mapping[str, Any]) -> Drawn | None:
     cases = sorted({s[1] for s in series})
     fig = _figure(7.2, 4.3)
     ax_std, ax_fix = fig.subplots(1, 2)
+    key = Key()
+    key.add(MEAN, key_line("0.3", marker="o", linestyle="none", ms=4))  # the key's order
+    key.add("predicted", key_line("0.3", linestyle="--"))
+    for base in (b for b in _SR_NAMES if any(s[0] == b for s in series)):
+        key.add(_SR_NAMES[base], key_line(_SR_COLOURS[base], marker="o", linestyle="none", ms=4))
     for base, case, fixed, T, sr, se, pred in series:
         ax = ax_fix if fixed else ax_std
         colour, marker = _SR_COLOURS[base], _CASE_MARKERS[cases.index(case) % len(_CASE_MARKERS)]
-        ax.errorbar(T, sr, yerr=se, fmt=marker, color=colour, ms=4, capsize=2)
-        ax.plot(T, pred, color=colour, linestyle="--", linewidth=1.0)
+        entries = [(_SR_NAMES[base], key_line(colour, marker="o", linestyle="none", ms=4))]
+        if len(cases) > 1:
+            entries.append((_case_label(case), key_line("0.3", marker=marker, linestyle="none", ms=4)))
+        key.mark(ax.errorbar(T, sr, yerr=Z95 * se, fmt=marker, color=colour, ms=4, capsize=2),
+                 (MEAN, key_line("0.3", marker="o", linestyle="none", ms=4)), *entries)
+        key.mark(ax.plot(T, pred, color=colour, linestyle="--", linewidth=1.0)[0],
+                 (entries[0]), ("predicted", key_line("0.3", linestyle="--")))
     for ax, title in ((ax_std, "standard attention: bounded"),
                       (ax_fix, "with the fix $A^\\perp$: linear in $T$")):
         ax.set_xscale("log")
         _size_ticks(ax, series[0][3])
-        ax.set_xlabel("T (tokens)")
+        ax.set_xlabel("$T$ (tokens)")
         ax.set_title(title, fontsize=9.5)
     ax_std.set_ylabel("stable rank")
     ax_fix.set_yscale("log")
-    bases = [b for b in _SR_NAMES if any(s[0] == b for s in series)]
-    handles = [Line2D([], [], color=_SR_COLOURS[b], marker="o", linestyle="none", ms=4,
-                      label=_SR_NAMES[b]) for b in bases]
-    handles += [Line2D([], [], color="0.3", marker=_CASE_MARKERS[i % len(_CASE_MARKERS)],
-                       linestyle="none", ms=4, label=_case_label(c)) for i, c in enumerate(cases)]
-    handles.append(Line2D([], [], color="0.3", linestyle="--", label="predicted"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    low, high = ax_fix.get_ylim()
+    log_ticks(ax_fix.yaxis, low, high)
+    fig.legend(handles=key.handles(), loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     caption = TeX(
         r"Stable rank $\mathrm{sr}(M) = \|M\|_F^2/\|M\|_2^2$ after one attention layer "
         r"(\texttt{width.stable\_rank}, its asserted checks): standard attention (left) stays "
         r"bounded, $\mathrm{sr} \to 1 + \kappa^2$ or a constant (rank collapse in width); with "
         r"the fix $A^\perp$ (right, log-log) it grows like $c\,T$. Colour: the quantity; "
-        r"marker: the parameter case; dashed: the predictions; error bars: one standard "
-        r"error.")
+        r"marker: the parameter case; dashed: the predictions; error bars: $\pm 1.96$ standard "
+        r"errors (95\%).")
     return Drawn("stable-rank", fig, caption)
 
 
 def _case_label(case: str) -> str:
-    # "s2=0.25, gamma=1" -> "$s^2$ = 0.25, $\gamma$ = 1" for a legend
-    names = {"s2": r"$s^2$", "gamma": r"$\gamma$", "depth": r"$\ell$", "sigma_V": r"$\sigma_V$"}
-    parts = []
+    # "s2=0.25, gamma=1" -> "$s^2 = 0.25$, $\gamma = 1$" for a key
+    values = {}
     for kv in case.split(","):
         k, _, v = kv.strip().partition("=")
-        parts.append(f"{names.get(k.strip(), k.strip())} = {v.strip()}")
-    return ", ".join(parts) if case else "the claim's parameters"
+        values[k.strip()] = v.strip()
+    return case_text(values, list(values)) if case else "the claim's parameters"
 
 
 def _size_ticks(ax, T: np.ndarray) -> None:
@@ -357,7 +374,7 @@ def draw_all(run: Mapping[str, Any], store) -> tuple[list[Drawn], list[str]]:
         drawn = overview + drawn
         if not overview:
             skipped.append("overview: no asserted limit or distance check with a measured size")
-        per_claim = claim_figures(run)
+        per_claim = claim_figures(run, store)
         drawn += per_claim
         if not per_claim:
             skipped.append("per-claim figures: no asserted check with a measured size")

@@ -32,6 +32,7 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from gapverify.reports.claim_panels import log_ticks
 from gapverify.reports.figures import STYLE
 
 __all__ = ["depth_profiles", "layer_table", "depth_figure", "exponents", "exponents_table",
@@ -109,7 +110,8 @@ def depth_figure(profiles: Mapping[str, Mapping[str, Any]]) -> Figure:
                     ax.plot(layers, m[f"{inp}_{var}_sr_X"], "s--", color=colour, ms=3, alpha=0.7,
                             label=rf"$\mathrm{{sr}}(X_\ell)$ {label}")
                 ax.set_yscale("log")
-                ax.set_title(f"{name}, {'token ids' if inp == 'tok' else 'isometric embeds'}, T={m['T']}")
+                log_ticks(ax.yaxis, *ax.get_ylim())  # two labelled ticks at least
+                ax.set_title(f"{name}, {'token ids' if inp == 'tok' else 'isometric embeds'}, $T = {m['T']}$")
                 ax.set_xlabel(r"layer $\ell$")
                 if j == 0:
                     ax.set_ylabel("stable rank")
@@ -179,10 +181,11 @@ def loss_curves_figure(m: Mapping[str, Any], stem: str | Path | None = None) -> 
                         if k == 0 else None)
         ax.axvline(budget, color="grey", ls=":", lw=1)
         ax.set_yscale("log")
+        log_ticks(ax.yaxis, *ax.get_ylim())
         ax.set_xlabel("Adam step")
         ax.set_ylabel("loss / mean square of targets")
-        ax.set_title(f"T={int(cfg[0])}, depth {int(cfg[2])}, d={int(cfg[1])}: Fisher p = "
-                     f"{float(m['fisher_p']):.2g} at {budget} steps")
+        ax.set_title(f"$T = {int(cfg[0])}$, depth {int(cfg[2])}, $d = {int(cfg[1])}$: Fisher "
+                     f"$p = {float(m['fisher_p']):.2g}$ at {budget} steps")
         ax.legend()
     if stem is not None:
         _save(fig, Path(stem))

@@ -10,16 +10,19 @@ import pytest
 from matplotlib.lines import Line2D
 
 from gapverify.reports.canvas import layout_problems, new_figure
+from gapverify.reports.figure_text import figure_problems
 from gapverify.reports.claim_figures import asserted_panels, claim_figures, figure_name
 from gapverify.reports.figures import draw_all, stable_rank_figure
 
 
 def test_every_figure_of_a_small_run_reads_cleanly(tiny):
+    """Layout and text (:func:`reports.figure_text.figure_problems`): typeset text, two labelled
+    ticks on every log axis, a key for every series."""
     _, store_path, run = tiny
     drawn, _ = draw_all(run, store_path)
     assert drawn
     for d in drawn:
-        assert layout_problems(d.figure) == [], d.name
+        assert figure_problems(d.figure) == [], d.name
 
 
 def test_a_figure_per_claim_with_a_panel_per_asserted_check(tiny):

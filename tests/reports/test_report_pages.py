@@ -88,10 +88,10 @@ def _page_text(pdf, page: int) -> str:
 @needs_pdftotext
 def test_page_one_holds_the_whole_summary_of_sixteen_claims(tiny, tmp_path):
     """Compiled: page 1 holds the run's profile, seed and commit and the whole summary table
-    (its caption and its last claim) of a 16-claim run; page 2 holds the convergence
-    overview (issue 22: a figure of measured against predicted in the main report), the
-    checks start on page 3. The same PDF bounds the main report's length: one page for the
-    summary, one for the overview, one a part of the per-check table (parts filled,
+    (its caption and its last claim) of a 16-claim run; page 2 on holds the convergence
+    overview (issue 22: a figure of measured against predicted in the main report), a page
+    per part, and the checks start after it. The same PDF bounds the main report's length:
+    one page for the summary, one per overview part, one a part of the per-check table (parts filled,
     :func:`test_per_check_parts_are_filled`) and one for the figures of the whole run, none
     per claim (the per-claim figures, two a page, made the standard report 30 pages)."""
     run = _many_claims(tiny[2])
@@ -107,14 +107,18 @@ def test_page_one_holds_the_whole_summary_of_sixteen_claims(tiny, tmp_path):
     page2 = _page_text(pdf, 2)
     assert "Table 2" not in page1 and "Measured against predicted" in page2
     assert "Figure 1: Every asserted prediction" in page2 and "Table 2" not in page2
-    assert "Table 2" in _page_text(pdf, 3)
+    shown = re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", files.tex.read_text())
+    # the overview only, in whole rows of panels a page each: the per-claim figures were
+    # drawn and left to the appendix
+    overview = ["figures/overview.pdf"] + [f"figures/overview-{k}.pdf"
+                                           for k in range(2, len(shown) + 1)]
+    assert shown == overview and len(files.figures) >= len(run["claims"])
+    assert "Table 2" in _page_text(pdf, 2 + len(shown))
+    assert "Table 2" not in _page_text(pdf, 1 + len(shown))
     parts = (files.out_dir / "tables" / CHECKS_NAME).read_text().count(r"\begin{table*}")
     log = files.tex.with_suffix(".log").read_text(errors="replace")
     pages = int(re.search(r"Output written on \S+ \((\d+) pages?", log).group(1))
-    assert pages <= 1 + 1 + parts + 1, (pages, parts)
-    assert len(files.figures) >= len(run["claims"])  # the per-claim figures were drawn ...
-    shown = re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", files.tex.read_text())
-    assert shown == ["figures/overview.pdf"]  # ... and left to the appendix: the overview only
+    assert pages <= 1 + len(shown) + parts + 1, (pages, parts)
     # the overview and its caption fit their page (too tall: an overfull vbox, a blank page)
     assert not [b for b in document.box_warnings(log) if b.box == "v"]
     assert "Float too large" not in log
