@@ -148,5 +148,5 @@ CLAIMS = [Claim(
     references=("L. Noci et al., Signal propagation in transformers: theoretical perspectives "
                 "and the role of rank collapse, NeurIPS 2022, arXiv:2206.03126",
                 "docs/peers.md"),
-    profiles=profiles(quick=(64, 1024, 24), standard=(64, 2048, 48)),
+    profiles=profiles(quick=(64, 1024), standard=(64, 2048)),
 )]

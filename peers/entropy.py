@@ -186,6 +186,6 @@ CLAIMS = [Claim(
     references=("Zhai et al., ICML 2023, arXiv:2303.06296, Theorem 3.1",
                 "B. Derrida, Random-energy model, Phys. Rev. B 24, 2613 (1981)",
                 "docs/peers.md"),
-    profiles=profiles(quick=(64, 512, 24), standard=(64, 1024, 48)),
+    profiles=profiles(quick=(64, 512), standard=(64, 1024)),
     cases={"quick": ({}, {"s2": 0.25}), "standard": ({}, {"s2": 0.25}, {"s2": 1.0})},
 )]

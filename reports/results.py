@@ -223,6 +223,13 @@ def drawn(claim: Mapping[str, Any], parameters: Mapping[str, float] | None = Non
     return int(claim["replicates"])
 
 
+def draws_at(claim: Mapping[str, Any], T: int) -> int:
+    """The replicates drawn at size ``T`` for the claim's first case."""
+    counts = drawn(claim)
+    return int(counts.get(int(T), claim.get("replicates", 0))) if isinstance(counts, dict) \
+        else int(counts)
+
+
 def replicates_text(claim: Mapping[str, Any]) -> str:
     """The replicates per size as a reader wants them: ``"12 to 98, sized to the power
     target"``, ``"16, fixed"``, or the count of an older results file."""

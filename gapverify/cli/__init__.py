@@ -97,13 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="sample, judge and print a verdict table")
     r.add_argument("claims", nargs="*", metavar="CLAIM", help="claim ids (default: every claim)")
     r.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
-                   help="sweep profile: sizes, replicates, power target (quick 5%%, standard 3%%; "
-                        "gpu: T up to 65536, with --backend torch|cupy)")
+                   help="sweep profile: sizes, power target (quick 5%%, standard 3%%), pilot and "
+                        "budget of the self-sized draws (gpu: T up to 65536, with --backend "
+                        "torch|cupy)")
     r.add_argument("--sizes", type=parse_sizes,
                    help=f"sizes T1,T2,... in [16, {MAX_T}] instead of the profile's; at least 3 "
                         "for a stated rate, 4 for a rate range (default: the profile's)")
     r.add_argument("--replicates", type=_int_in("--replicates", 2, 10000),
-                   help="replicates per size in [2, 10000] (default: the profile's)")
+                   help="fixed replicates per size in [2, 10000] (default: sized by the run, a "
+                        "pilot then rounds to the power target)")
     r.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=DEFAULT_SEED,
                    help="root seed, an integer in [0, 2^63 - 1]")
     r.add_argument("--set", action="append", metavar="NAME=VALUE",

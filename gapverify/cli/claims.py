@@ -106,8 +106,11 @@ def _cmd_describe(args) -> int:
     out += ["", "profiles (power target: the largest relative error a verified check may "
                 "fail to reject):"]
     for name, pr in d["profiles"].items():
-        out.append(f"  {name:<9} T = {', '.join(map(str, pr['sizes']))}; {pr['replicates']} "
-                   f"replicates; power target {pr['power_target']:.0%}"
+        draws = (f"{pr['replicates']} replicates (fixed)" if pr["replicates"] is not None else
+                 f"pilot {pr['pilot']} replicates, then as many as the target needs (budget "
+                 f"{pr['budget_seconds']:g} reference seconds per case)")
+        out.append(f"  {name:<9} T = {', '.join(map(str, pr['sizes']))}; {draws}; "
+                   f"power target {pr['power_target']:.0%}"
                    + (f"; judges {', '.join(pr['judges'])} through {pr['experiment']}"
                       if "judges" in pr else ""))
     print("\n".join(out))

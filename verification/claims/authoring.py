@@ -32,8 +32,9 @@ The pieces:
 * the experiment: a function ``f(rng, T, params) -> dict`` of named measurements (floats
   or arrays) of one replicate at size ``T``; ``rng`` is a ``numpy.random.Generator``
   spawned from the run's root seed (use no other randomness);
-* :func:`profiles` -- the sweeps: ``profiles(quick=(64, 1024, 24))`` is the geometric grid
-  ``64, 91, 128, ..., 1024`` with 24 replicates per size and the quick power target;
+* :func:`profiles` -- the sweeps: ``profiles(quick=(64, 1024))`` is the geometric grid
+  ``64, 91, 128, ..., 1024`` with the quick power target; the run draws as many
+  replicates per size as that target needs (a pilot, then rounds);
   ``large`` and ``gpu`` sweeps go beyond the standard sizes (``gpu`` runs only with
   ``--backend torch`` or ``cupy``);
 * :class:`RateRule` -- a stated rate that depends on the parameters, e.g.
@@ -52,7 +53,7 @@ from gapverify.verification.claims.finite_size import (
     ONE_OVER_LOG_T, ONE_OVER_T, ONE_OVER_T_SERIES, UNBIASED, FiniteSizeModel,
 )
 from gapverify.verification.claims.model import (
-    POWER_TARGETS, Check, Claim, Prediction, Profile, RateRule,
+    MIN_REPLICATES, PILOTS, POWER_TARGETS, Check, Claim, Prediction, Profile, RateRule,
 )
 
 __all__ = ["Claim", "Prediction", "Check", "Profile", "Parameter", "PARAMETERS",
@@ -71,10 +72,12 @@ def geometric_sizes(low: int, high: int) -> tuple[int, ...]:
     return tuple(int(round(low * ratio**k)) for k in range(n))
 
 
-def profiles(**sweeps: tuple[int, int, int]) -> dict[str, Profile]:
-    """``profiles(quick=(low, high, replicates), standard=(...))``: each a geometric grid
-    of sizes with the profile's power target (:data:`POWER_TARGETS`: quick 5%, standard
-    3%)."""
+def profiles(**sweeps: tuple[int, int]) -> dict[str, Profile]:
+    """``profiles(quick=(low, high), standard=(...))``: each a geometric grid of sizes with
+    the profile's power target (:data:`POWER_TARGETS`: quick 5%, standard 3%). The run
+    sizes the draws per size itself, in rounds, to reach that target
+    (:mod:`verification.running.rounds`). A third number, ``(low, high, replicates)``,
+    fixes the replicates at every size instead (an override, as ``--replicates``)."""
     if "quick" not in sweeps:
         raise ValueError("parameter 'profiles' needs a 'quick' sweep (the default profile)")
     out = {}
@@ -82,13 +85,12 @@ def profiles(**sweeps: tuple[int, int, int]) -> dict[str, Profile]:
         if name not in POWER_TARGETS:
             raise ValueError(f"parameter 'profiles': unknown profile {name!r}; one of "
                              f"{', '.join(POWER_TARGETS)}")
-        try:
-            low, high, replicates = sweep
-        except (TypeError, ValueError):
-            raise ValueError(f"parameter 'profiles': {name}=(low, high, replicates), got "
-                             f"{sweep!r}") from None
-        if not (isinstance(replicates, int) and 2 <= replicates <= 10000):
+        if not isinstance(sweep, tuple) or len(sweep) not in (2, 3):
+            raise ValueError(f"parameter 'profiles': {name}=(low, high), got {sweep!r}")
+        replicates = sweep[2] if len(sweep) == 3 else None
+        if replicates is not None and not (isinstance(replicates, int) and 2 <= replicates <= 10000):
             raise ValueError(f"parameter 'profiles': {name} replicates must be an integer in "
                              f"[2, 10000], got {replicates!r}")
-        out[name] = Profile(geometric_sizes(low, high), replicates, POWER_TARGETS[name])
+        out[name] = Profile(geometric_sizes(sweep[0], sweep[1]), replicates, POWER_TARGETS[name],
+                            minimum=PILOTS.get(name, MIN_REPLICATES))
     return out

@@ -113,6 +113,10 @@ class CheckResult:
     prediction: str = ""
     power_class: str = ""  # exact / rated / rate range / recorded / outside domain
     power: float | None = None  # smallest relative error rejected (both signs); inf: none
+    #: the power these samples would have with the estimate at the prediction (every
+    #: value moved by L - L_hat): what the sampling plans on (verification.running.rounds),
+    #: a function of the samples' precision, not of where the estimate sits
+    centred_power: float | None = None
     power_target: float | None = None
     #: the scale a prediction of 0 is measured against (``Check.zero_scale`` at the theory's
     #: parameters), so that readers of the results need not look the check up again
@@ -150,6 +154,9 @@ class ClaimResult:
     power_summary: str = ""  # "k of n predictions verified with power"
     level: float = DEFAULT_LEVEL
     tests: int = 0
+    #: how each case was sized (verification.running.rounds.Sizing.to_dict): the
+    #: replicates drawn per size, the rounds, why sampling stopped, the pilot's spread
+    sizing: list[dict] = field(default_factory=list)
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -222,6 +229,13 @@ class _Prepared:
                             for T in self.sizes}
         else:
             self.values = {T: _values(data[T], check.statistic) for T in self.sizes}
+
+    def moved(self, shift: float) -> "_Prepared":
+        """These measurements with every value of a limit statistic moved by ``shift``."""
+        out = object.__new__(_Prepared)
+        out.check, out.sizes = self.check, self.sizes
+        out.values = {T: v + shift for T, v in self.values.items()}
+        return out
 
     def errors(self, T: int, predicted: float, params, scale: float) -> np.ndarray:
         if self.check.kind == "distance":

@@ -46,6 +46,7 @@ the Birge ratio when it fits; measurements that no member of the model fits fail
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -155,7 +156,7 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
                 power_target: float | None = None, measure: bool | None = None,
                 only: Sequence[str] | None = None,
                 parameter_coverage: bool = True,
-                predictions: dict | None = None) -> ClaimResult:
+                predictions: dict | None = None, planning: bool = False) -> ClaimResult:
     """Judge every check of ``claim`` on ``data`` (size -> list of replicate measurements).
 
     ``power_target`` (the profile's) turns a passing check whose power is worse into
@@ -164,11 +165,13 @@ def judge_claim(claim: Claim, data: Measurements, params: Mapping[str, float], *
     one-prediction variants); ``parameter_coverage`` (see :func:`claim_verdict`);
     ``predictions``: a memo of predicted values that calls judging the same claims share
     (a run's cases and variants, an audit's probes: the sympy and quadrature work is done
-    once per claim and parameter set)."""
+    once per claim and parameter set); ``planning``: only what the sampling plans on
+    (a limit check's centred power, a law's power; no parameter moves, no faster rate:
+    :mod:`verification.running.rounds` judges every round so, then once in full)."""
     measure = variant.identity if measure is None else measure
     predicted = _Predicted(claim, params, variant, {} if predictions is None else predictions)
     results = [_judge_check(claim, check, data, params, predicted, q=q, variant=variant,
-                            power_target=power_target, measure=measure)
+                            power_target=power_target, measure=measure, planning=planning)
                for check in claim.checks if only is None or check.prediction in only]
     return _claim_result(claim, results, data, params, q=q, root_seed=root_seed,
                          variant=variant, parameter_coverage=parameter_coverage)
@@ -228,7 +231,8 @@ def _too_few_sizes(check: Check, judged: Measurements, params: Mapping[str, floa
 
 def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping[str, float],
                  predicted: _Predicted, *, q: float, variant: Variant,
-                 power_target: float | None, measure: bool) -> CheckResult:
+                 power_target: float | None, measure: bool,
+                 planning: bool = False) -> CheckResult:
     """One check of ``claim`` at the case ``params``: outside its domain, or judged at the
     sizes of its domain (an exact check's residuals; a statistical check's tests, with its
     power when ``measure``), then held to ``power_target``."""
@@ -255,13 +259,18 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     else:
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
-        if measure and res.verdict == Outcome.PASS and res.power is None:
+        if measure and power_target is not None:
+            res.centred_power = _centred_power(check, prep, res, value, theory, scale, rate,
+                                               q, base)
+        # planning reads the centred power where there is one, else the measured power
+        if (measure and res.verdict == Outcome.PASS and res.power is None
+                and not (planning and res.centred_power is not None)):
             res.power = measure_power(check, prep, res, value, theory, scale, rate, q)
     # every asserted check must pass with power (an empirical law's too: a law a few
     # percent off that passes as well is not reproduced); a theorem's, derived or
     # conjecture's must also see every wrong parameter and the stated rate
     needs_power = (res.verdict == Outcome.PASS and power_target is not None
-                   and res.power is not None and pred.asserted)
+                   and res.power is not None and pred.asserted and not planning)
     if needs_power and not res.power <= power_target:
         res.verdict = Outcome.LACKS_POWER
         res.reason += (f"; power {power_text(res.power)} is worse than the target "
@@ -277,6 +286,45 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
         if rate is not None and res.power_class != "exact":
             _reject_faster_rate(res, check, prep, value, theory, scale, rate, q, base, max(judged))
     return res
+
+
+def _centred_power(check: Check, prep: _Prepared, res: CheckResult, value: float,
+                   theory: Mapping[str, float], scale: float, rate: float | None, q: float,
+                   base: dict) -> float | None:
+    """The power of ``res``'s samples moved so that their estimate sits at the prediction
+    (every value plus ``L - L_hat``): the judging's own power search, on data whose
+    offset from the prediction is removed, so a function of their precision alone. A
+    limit check's only (a law has no location to move); ``None`` otherwise."""
+    if (check.kind != "limit" or res.limit_hat is None or not math.isfinite(res.limit_hat)
+            or not res.rows):
+        return None
+    estimate = res.limit_hat  # a rate range's, a model family's: moves with the samples
+    if check.rate_range is None and not check.models and rate is not None:
+        # a rated check extrapolates at max(rate, fitted), which a move changes: take the
+        # estimate at the stated rate, which moves with the samples exactly
+        estimate = _at_stated_rate(check, prep, value, theory, scale, rate)
+    moved = prep.moved(value - estimate)
+    again = _statistical(check, moved, value, theory, scale, rate, q, base)
+    if again.verdict != Outcome.PASS:
+        return None
+    return measure_power(check, moved, again, value, theory, scale, rate, q)
+
+
+def _at_stated_rate(check: Check, prep: _Prepared, value: float, theory: Mapping[str, float],
+                    scale: float, rate: float) -> float:
+    """The limit extrapolated from ``x_T = L + c T^-rate`` at the stated rate (after the
+    theory's finite-size term, when the check subtracts one)."""
+    import numpy as np
+
+    from gapverify.verification.judging.inference import extrapolate_limit
+
+    rows = [prep.mean_rows(T, value, theory, scale) for T in prep.sizes]
+    T = np.array([r.T for r in rows], dtype=float)
+    means = np.array([r.mean for r in rows])
+    if check.correction is not None:
+        means = means - np.asarray(check.correction(theory, T.astype(int)), dtype=float)
+    n = np.array([r.n for r in rows], dtype=float)
+    return float(extrapolate_limit(T, means, np.array([r.se for r in rows]), rate, n).a)
 
 
 def _reject_faster_rate(res: CheckResult, check: Check, prep: _Prepared, value: float,

@@ -59,7 +59,7 @@ LEASE_SECONDS = 120.0
 __all__ = ["LEASE_SECONDS", "Task", "params_key", "Terminated", "stream", "run_task",
            "task_limits", "task_threads", "available_cores", "task_cost", "task_memory",
            "available_memory", "check_memory", "SerialExecutor", "default_executor",
-           "shutdown_executor", "plan", "sweep", "replay_seed", "TimeLeft",
+           "shutdown_executor", "plan", "per_size", "sweep", "replay_seed", "TimeLeft",
            "reference_seconds"]
 
 
@@ -353,14 +353,25 @@ def shutdown_executor(executor: Executor, abort: bool = False) -> None:
 
 # --- planning and sweeping -----------------------------------------------------------------
 
+def per_size(sizes: Iterable[int], replicates: int | Mapping[int, int]) -> dict[int, int]:
+    """Replicates per size: ``replicates`` at every size, or read off a mapping."""
+    if isinstance(replicates, Mapping):
+        return {int(T): int(replicates[T]) for T in sizes}
+    return {int(T): int(replicates) for T in sizes}
+
+
 def plan(store: Store, experiment: str, params: Mapping[str, float],
-         sizes: Iterable[int], replicates: int, root_seed: int, version: str) -> list[Task]:
-    """The tasks not yet in the store, smallest sizes first."""
+         sizes: Iterable[int], replicates: int | Mapping[int, int], root_seed: int,
+         version: str) -> list[Task]:
+    """The tasks not yet in the store, smallest sizes first (``replicates``: a count at
+    every size, or one per size). Replicate ``r`` at ``T`` is the same task whatever the
+    count, so a round that draws more extends what earlier rounds stored."""
     key = params_key(params)
     done = store.existing(experiment, key, root_seed, version)
     items = tuple(sorted((k, v if isinstance(v, str) else float(v)) for k, v in params.items()))
+    counts = per_size(sizes, replicates)
     return [Task(experiment, items, T, r, root_seed, version)
-            for T in sorted(sizes) for r in range(replicates) if (T, r) not in done]
+            for T in sorted(counts) for r in range(counts[T]) if (T, r) not in done]
 
 
 def lease_owner() -> str:

@@ -314,15 +314,18 @@ class Store:
                                "ORDER BY expires").fetchall()
 
     def load(self, experiment: str, params: str, root_seed: int, version: str,
-             sizes: Iterable[int], replicates: int) -> dict[int, list[dict[str, object]]]:
+             sizes: Iterable[int], replicates: int | Mapping[int, int]
+             ) -> dict[int, list[dict[str, object]]]:
+        """The first ``replicates`` measurements at each size (a count, or one per size)."""
         out: dict[int, list[dict[str, object]]] = {}
         for T in sizes:
+            n = int(replicates[T]) if isinstance(replicates, Mapping) else int(replicates)
             rows = self.db.execute(
                 "SELECT payload FROM measurements WHERE experiment=? AND params=? AND "
                 "root_seed=? AND code_version=? AND T=? AND replicate<? ORDER BY replicate",
-                (experiment, params, root_seed, version, int(T), replicates)).fetchall()
-            if len(rows) < replicates:
-                raise RuntimeError(f"{experiment}: {len(rows)} of {replicates} replicates stored at "
+                (experiment, params, root_seed, version, int(T), n)).fetchall()
+            if len(rows) < n:
+                raise RuntimeError(f"{experiment}: {len(rows)} of {n} replicates stored at "
                                    f"T={T} (code version {version}); the sweep did not finish")
             out[int(T)] = [self._decode(p, experiment, T, r) for r, (p,) in enumerate(rows)]
         return out

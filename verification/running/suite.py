@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import shlex
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Mapping, Sequence
 
@@ -23,215 +22,25 @@ from gapverify.verification.running.claim_errors import (
 from gapverify.verification.running.runner import (
     LEASE_SECONDS, Task, lease_owner, params_key, plan, replay_seed, run_task, sweep,
 )
-from gapverify.verification.running.sampling_inputs import (
-    _law_cases, _sampling, backend_keys, case_overrides, entry_law_lines,
-    entry_law_of, select_entry_claims,
+from gapverify.verification.running.sampling_inputs import (  # noqa: F401 - the suite's API
+    backend_keys, entry_law_lines, entry_law_of, select_entry_claims,
+)
+from gapverify.verification.running.commands import (  # noqa: F401 - the suite's API
+    claim_files_arguments, reproduce_command, reproduce_sizes, require_stored,
+)
+from gapverify.verification.running.planning import (  # noqa: F401 - the suite's API
+    claim_tests, perturbations, plan_run, run_variant,
 )
 from gapverify.verification.running.store import Store, code_version, decode
-from gapverify.verification.judging.inference import two_sided_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import (
-    DEFAULT_LEVEL, RULES, ClaimResult, Variant, claim_reason, claim_verdict, count_tests,
-    judge_claim,
+    RULES, ClaimResult, claim_reason, claim_verdict, judge_claim,
 )
 
 __all__ = ["RunOptions", "RunPlan", "Job", "plan_run", "claim_tests", "run_variant", "sample",
            "verify", "results_json", "reproduce_command", "entry_law_of", "select_entry_claims",
            "entry_law_lines", "backend_keys", "run_claim", "probe", "check_cases",
-           "claim_files_arguments", "ClaimError"]
-
-
-def _profile(claim: Claim, opts: RunOptions) -> Profile:
-    base = claim.profiles[opts.profile]
-    return Profile(tuple(sorted(opts.sizes)) if opts.sizes else base.sizes,
-                   opts.replicates or base.replicates, base.power)
-
-
-def claim_tests(claim: Claim, profile: Profile, cases: Sequence[Mapping[str, float]]) -> int:
-    """Statistical tests of one claim over its cases (the Bonferroni divisor of its family)."""
-    return sum(count_tests([claim], {claim.id: len(profile.sizes)}, {claim.id: case})
-               for case in cases)
-
-
-def plan_run(opts: RunOptions) -> RunPlan:
-    """One :class:`~verification.running.options.Job` per selected claim and case, each
-    with its claim, parameters, store key, profile, entry law, backend, ``q`` (at
-    ``opts.level``) and statement: the run's options checked and worked out once (bad
-    input raises a ``ValueError``, exit 2, before anything is sampled)."""
-    law = entry_law_of(opts.entries)
-    backend = backend_keys(opts)
-    if law is not None:
-        select_entry_claims(list(opts.claims), opts.entries, named=True)
-    claims = [run_claim(c, None if law is None else law.spec, opts.profile) for c in opts.claims]
-    profiles = {c.id: _profile(c, opts) for c in claims}
-    overrides = case_overrides(opts, law)
-    cases = {c.id: (c.cases_for(opts.profile, overrides) if law is None
-                    else _law_cases(c, opts.profile, overrides, law)) for c in claims}
-    for c in claims:  # a domain that raises: a claim error, before the tests are counted
-        for values in cases[c.id]:
-            check_case(c, values)
-    tests = {c.id: claim_tests(c, profiles[c.id], cases[c.id]) for c in claims}
-    q = {c.id: two_sided_quantile(opts.level, tests[c.id]) for c in claims}
-    variant = run_variant(opts)
-    # a perturbed run judges stored samples: it never replays (that would sample)
-    replay = opts.replay and not perturbations(opts)
-    jobs = tuple(Job(claim=c, case=i, values=values, sampling=_sampling(values, law, backend),
-                     profile=profiles[c.id], law=law, backend=backend, q=q[c.id],
-                     variant=_variant_at(variant, opts, c, values), replay=replay, options=opts)
-                 for c in claims for i, values in enumerate(cases[c.id]))
-    return RunPlan(claims, jobs, tests, law, backend)
-
-
-def run_variant(opts: RunOptions) -> Variant:
-    """The statement a run judges: as stated, or perturbed (globally or per prediction)."""
-    parts = []
-    if opts.perturb:
-        parts.append(f"every limit {opts.perturb:+g}")
-    parts += [f"{k} {v:+g}" for k, v in sorted(opts.perturb_predictions.items())]
-    parts += [f"{k} at {p} x{f:g}" for k, d in sorted(opts.perturb_parameters.items())
-              for p, f in sorted(d.items())]
-    name = "as stated" if not parts else "perturbed: " + ", ".join(parts)
-    return Variant(name=name, scale=1.0 + opts.perturb,
-                   scales={k: 1.0 + v for k, v in opts.perturb_predictions.items()})
-
-
-def _variant_at(variant: Variant, opts: RunOptions, claim: Claim,
-                values: Mapping[str, float]) -> Variant:
-    """Per-prediction wrong parameters are factors: resolve them at this case's values
-    (a value outside the parameter's domain, or a parameter the claim does not take, is
-    a :class:`~theory.parameters.ParameterError`)."""
-    from gapverify.theory.parameters import PARAMETERS, ParameterError
-
-    mine = {p.name for p in claim.predictions}
-    if not mine & set(opts.perturb_parameters):
-        return variant
-    wrong = {}
-    for name, d in opts.perturb_parameters.items():
-        if name not in mine:
-            continue
-        for p, f in d.items():
-            if p not in values:
-                raise ParameterError(f"--perturb-parameter {name}:{p}: the claim of {name} "
-                                     f"takes no parameter '{p}'")
-            value = values[p] * f
-            if PARAMETERS[p].integer:
-                value = int(round(value))
-            wrong.setdefault(name, {})[p] = PARAMETERS[p].validate(value)
-    return dataclasses.replace(variant, prediction_parameters=wrong)
-
-
-def reproduce_command(job: Job, sizes: Sequence[int], store: str | None = None) -> str:
-    """The command that reproduces a failure of ``job``'s claim: the claim alone (its
-    verdict does not depend on the other claims: its family is its own checks) at
-    ``sizes`` and the job's replicates, with the run's profile, root seed, ``--set``,
-    ``--entries``, perturbations, level and backend, ``--store`` when not the default,
-    and ``--no-replay`` (the failure itself, not its replay)."""
-    return _run_command(job.options, [job.claim_id],
-                        Profile(tuple(sizes), job.profile.replicates, 0.0), job.backend, store,
-                        no_replay=True)
-
-
-def reproduce_sizes(claim: Claim, check, sizes: Sequence[int]) -> list[int]:
-    """The sizes a reproduction needs: all of the run's for a fitted check (its fit and
-    Bonferroni divisor depend on every size); for an exact check, which fails on one
-    replicate, those up to the failing size, but never fewer than the claim needs to run
-    (:attr:`Check.minimum_sizes` of its asserted checks: the command line's minimum)."""
-    sizes = sorted(sizes)
-    if check.kind not in ("exact", "matching") or check.failing_size is None:
-        return sizes
-    need = min([c.minimum_sizes for c in claim.checks if c.asserted], default=1)
-    upto = [s for s in sizes if s <= check.failing_size]
-    return sizes[:max(len(upto), need)]
-
-
-def perturbations(opts: RunOptions) -> list[str]:
-    """The run's perturbations as command-line arguments (``--perturb 0.05``,
-    ``--perturb kappa=0.05``, ``--perturb-parameter s1:s2=2``); empty for a plain run."""
-    out = [f"--perturb {opts.perturb!r}"] if opts.perturb else []
-    out += [f"--perturb {k}={v!r}" for k, v in sorted(opts.perturb_predictions.items())]
-    out += [f"--perturb-parameter {k}:{p}={f!r}"
-            for k, d in sorted(opts.perturb_parameters.items()) for p, f in sorted(d.items())]
-    return out
-
-
-def require_stored(store: Store, run: RunPlan) -> None:
-    """A perturbed run judges stored samples only: every job of the run must be in the
-    store, else a :class:`~verification.claims.inputs.UsageError` naming ``--perturb``,
-    the claim and sizes missing and the command that samples them (exit 2)."""
-    from gapverify.verification.claims.inputs import UsageError
-
-    version = code_version()
-    lacking = []
-    for claim in run.claims:
-        jobs = run.jobs_of(claim.id)
-        prof = run.profiles[claim.id]
-        missing = [t for job in jobs
-                   for t in plan(store, claim.experiment, job.sampling, prof.sizes,
-                                 prof.replicates, job.seed, version)]
-        if missing:
-            total = prof.replicates * len(prof.sizes) * len(jobs)
-            lacking.append(f"{len(missing)} of {total} sample(s) of {claim.id} (T = "
-                           f"{', '.join(map(str, sorted({t.T for t in missing})))})")
-    if lacking:
-        opts = run.jobs[0].options
-        raise UsageError(
-            f"parameter '{perturbations(opts)[0].split(' ')[0]}': a perturbed run judges the "
-            f"stored samples of the statement as stated and samples nothing, but {store.path} "
-            f"lacks {'; '.join(lacking)} (root seed {opts.seed}, code version {version}); "
-            f"sample them first: {_sample_command(run, store.path)}")
-
-
-def _sample_command(run: RunPlan, store: str) -> str:
-    """The command that samples what a perturbed run lacks: the run as stated."""
-    opts = dataclasses.replace(run.jobs[0].options, perturb=0.0, perturb_predictions={},
-                               perturb_parameters={})
-    ids = [c.id for c in run.claims]
-    if len({(p.sizes, p.replicates) for p in run.profiles.values()}) > 1:
-        return _run_command(opts, ids, None, run.backend, store)
-    return _run_command(opts, ids, run.profiles[ids[0]], run.backend, store)
-
-
-def _run_command(opts: RunOptions, claims: Sequence[str], prof: Profile | None, backend: dict,
-                 store: str | None, no_replay: bool = False) -> str:
-    """The ``gapverify run`` command of ``opts`` for ``claims`` at ``prof``'s sizes and
-    replicates (``None``: the run's ``--sizes`` and ``--replicates``, if given), with the
-    ``backend`` keys of its plan."""
-    from gapverify.verification.running.defaults import default_store
-
-    parts = ["gapverify", "run", *claims, *claim_files_arguments(claims), "--profile",
-             opts.profile]
-    if prof is not None:
-        parts += ["--sizes", ",".join(map(str, prof.sizes)), "--replicates", str(prof.replicates)]
-    parts += ["--seed", str(opts.seed)]
-    if prof is None:
-        parts += (["--sizes", ",".join(map(str, opts.sizes))] if opts.sizes else []) + \
-            (["--replicates", str(opts.replicates)] if opts.replicates else [])
-    if opts.entries is not None:
-        parts += ["--entries", opts.entries]
-    for k, v in sorted(opts.overrides.items()):
-        parts += ["--set", f"{k}={v!r}"]
-    for arg in perturbations(opts):
-        parts += arg.split(" ", 1)
-    if opts.level != DEFAULT_LEVEL:
-        parts += ["--level", repr(opts.level)]
-    for k, v in backend.items():
-        parts += [f"--{k}", str(v)]
-    if store and store != ":memory:" and store != default_store():
-        parts += ["--store", store]
-    if no_replay:
-        parts.append("--no-replay")
-    return shlex.join(parts)
-
-
-def claim_files_arguments(claims: Sequence[str]) -> list[str]:
-    """``--claims-from PATH`` for each claim file that ``claims`` come from (once each,
-    in order): a command naming a claim file's claim must load it, whether the run had it
-    from ``--claims-from`` or from ``$GAPVERIFY_CLAIMS`` (a file named by both is loaded
-    once). Built-in claims and installed plug-ins' need none."""
-    from gapverify.verification.claims.registry import REGISTRY
-
-    files = dict.fromkeys(REGISTRY.source(c) for c in REGISTRY.file_ids(claims))
-    return [arg for path in files for arg in ("--claims-from", path)]
+           "claim_files_arguments", "ClaimError", "sample_sized"]
 
 
 def _engine(executor: Executor | Engine) -> Engine:
@@ -294,16 +103,16 @@ def sample(store: Store, claim: Claim, params, profile: Profile, seed: int,
     of a file or plug-in is run and checked first (:func:`probe`)."""
     version = code_version()
     engine = _engine(executor)
-    tasks = plan(store, claim.experiment, params, profile.sizes, profile.replicates, seed, version)
+    tasks = plan(store, claim.experiment, params, profile.sizes, profile.per_size(), seed, version)
     if progress and tasks:
-        progress.start(claim.id, len(tasks), profile.replicates * len(profile.sizes), tasks=tasks)
+        progress.start(claim.id, len(tasks), sum(profile.per_size().values()), tasks=tasks)
     engine.check_memory(tasks)
     probed = probe(store, [(claim, values or params, tasks)], engine, progress)
     tasks = [t for t in tasks if t not in probed]
     sweep(store, tasks, engine.executor, on_done=(progress.advance if progress and tasks else None),
           in_flight=engine.in_flight, threads=engine.threads)
     return store.load(claim.experiment, params_key(params), seed, version, profile.sizes,
-                      profile.replicates)
+                      profile.per_size())
 
 
 def _case_label(claim: Claim, values: Mapping[str, float], varying: set[str]) -> str:
@@ -336,7 +145,7 @@ def _merge(claim: Claim, parts: list[tuple[dict, ClaimResult]]) -> ClaimResult:
 
 
 def judge_stored(store_path: str, job: Job, version: str,
-                 predictions: dict | None = None) -> ClaimResult:
+                 predictions: dict | None = None, planning: bool = False) -> ClaimResult:
     """Judge one job on what the store holds for it (nothing is sampled): a pool worker
     runs this for the run's jobs in parallel, opening the store read-only; the job's
     claim is rebuilt there by :func:`run_claim` (:class:`~verification.running.options.Job`
@@ -344,14 +153,14 @@ def judge_stored(store_path: str, job: Job, version: str,
     store = Store(store_path, readonly=True)
     try:
         data = store.load(job.claim.experiment, params_key(job.sampling), job.seed, version,
-                          job.profile.sizes, job.profile.replicates)
+                          job.profile.sizes, job.profile.per_size())
     finally:
         store.close()
-    return _judged(job, data, job.seed, predictions, measure=True)
+    return _judged(job, data, job.seed, predictions, measure=True, planning=planning)
 
 
 def _judged(job: Job, data: dict, seed: int, predictions: dict | None,
-            measure: bool) -> ClaimResult:
+            measure: bool, planning: bool = False) -> ClaimResult:
     """:func:`judge_claim` of ``job`` on ``data`` sampled from root ``seed``. A claim of a
     file or plug-in has every replicate checked first (:func:`check_data`: a statistic
     missing or not finite names its size and replicate), and an exception its own code
@@ -362,7 +171,7 @@ def _judged(job: Job, data: dict, seed: int, predictions: dict | None,
             check_data(job.claim, job.values, data)
         return judge_claim(job.claim, data, job.values, q=job.q, root_seed=seed,
                            variant=job.variant, power_target=job.profile.power, measure=measure,
-                           predictions=predictions)
+                           predictions=predictions, planning=planning)
     except Exception as exc:  # noqa: BLE001 - the claim's own code: one line, else as it is
         error = from_judging(exc, job.claim, job.values) if user or isinstance(
             exc, ClaimError) else None
@@ -412,11 +221,11 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     tasks, total, cases = [], 0, []
     for job in run.jobs:
         prof = job.profile
-        mine = plan(store, job.claim.experiment, job.sampling, prof.sizes, prof.replicates,
+        mine = plan(store, job.claim.experiment, job.sampling, prof.sizes, prof.per_size(),
                     seed, version)
         cases.append((job.claim, job.values, mine))
         tasks += mine
-        total += prof.replicates * len(prof.sizes)
+        total += sum(prof.per_size().values())
     stored = total - len(tasks)  # found in the store (before claims share tasks)
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
     total = len(tasks) + stored  # a task two claims share is one task, not one reused
@@ -445,8 +254,8 @@ def _in_run(exc: ClaimError, run: RunPlan) -> ClaimError:
     return exc
 
 
-def _judge_in_pool(store: Store, run: RunPlan, engine: Engine,
-                   predictions: dict) -> dict[tuple[str, int], ClaimResult]:
+def _judge_in_pool(store: Store, run: RunPlan, engine: Engine, predictions: dict,
+                   planning: bool = False) -> dict[tuple[str, int], ClaimResult]:
     """Judge every job of the run in the local process pool's workers, each opening the
     store read-only (:func:`judge_stored`): the sympy, quadrature and fitting work of
     judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
@@ -457,7 +266,8 @@ def _judge_in_pool(store: Store, run: RunPlan, engine: Engine,
         return {}
     version = code_version()
     futures = {(job.claim_id, job.case): engine.executor.submit(
-        judge_stored, store.path, job, version, _memo_of(job, predictions)) for job in run.jobs}
+        judge_stored, store.path, job, version, _memo_of(job, predictions), planning)
+        for job in run.jobs}
     return {key: f.result() for key, f in futures.items()}
 
 
@@ -488,14 +298,17 @@ def check_cases(run: RunPlan) -> dict:
 
 
 def _judge_all(store: Store, run: RunPlan, engine: Engine, progress,
-               predictions: dict | None = None) -> list[ClaimResult]:
+               predictions: dict | None = None, judged: dict | None = None) -> list[ClaimResult]:
     """Judge every job of ``run`` (in the pool when it can, :func:`_judge_in_pool`) and
     merge each claim's cases into one result (:func:`_merge`). ``predictions``: the
     predicted values worked out already (:func:`check_cases`), shared by every case and
-    claim of the run."""
+    claim of the run; ``judged``: the jobs' judgements made already (the last round's)."""
     predictions = {} if predictions is None else predictions
-    judged = _judge_in_pool(store, run, engine, predictions)
+    if judged is None:
+        judged = _judge_in_pool(store, run, engine, predictions)
     results = []
+    judging = getattr(progress, "judging", None) or (lambda done, total, claim="": None)
+    judging(0, len(run.claims))
     for claim in run.claims:
         jobs = run.jobs_of(claim.id)
         parts = [(job.values, _judge_case(job, store, engine, progress, predictions,
@@ -505,6 +318,7 @@ def _judge_all(store: Store, run: RunPlan, engine: Engine, progress,
         merged.level, merged.tests = jobs[0].options.level, run.tests[claim.id]
         merged.experiment = _experiment(claim, run)
         results.append(merged)
+        judging(len(results), len(run.claims), claim.id)
     return results
 
 
@@ -523,24 +337,80 @@ def _experiment(claim: Claim, run: RunPlan) -> str:
 def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
            progress=None) -> list[ClaimResult]:
     """Run and judge every claim in ``opts.claims`` (every case of each); one result per
-    claim. Everything is sampled first, in one sweep (:func:`sample_all`), then judged.
-    A perturbed run samples nothing: a wrong statement is judged on the stored samples of
-    the right one (:func:`require_stored`), and never replayed."""
+    claim. Every job is sampled in rounds (:func:`~verification.running.rounds.sample_in_rounds`:
+    a pilot, then as many draws per size as the power target needs), each round one sweep
+    across claims (:func:`sample_all`), then judged. A perturbed run samples nothing: a
+    wrong statement is judged on the stored samples of the right one, drawn by the same
+    rounds (:func:`require_stored`), and never replayed."""
     run = plan_run(opts)  # bad input (a wrong parameter outside its domain too): here
     predictions = check_cases(run)  # a claim's code that fails at a case: here too
-    if perturbations(opts):
+    perturbed = bool(perturbations(opts))
+    if perturbed:
         require_stored(store, run)
     own = executor is None
     engine = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     aborted = True
     try:
-        sample_all(store, run, opts.seed, engine, progress)
+        run, judged, sizing = sample_sized(store, run, engine, progress, predictions,
+                                           stored_only=perturbed)
         results = _judge_all(store, run, engine, progress, predictions)
+        for result in results:
+            _with_sizing(result, [sizing[(result.claim, job.case)]
+                                  for job in run.jobs_of(result.claim)])
         aborted = False
     finally:
         if own:
             engine.close(abort=aborted)
     return results
+
+
+def sample_sized(store: Store, run: RunPlan, engine: Engine, progress=None,
+                 predictions: dict | None = None, stored_only: bool = False):
+    """Sample every job of ``run`` in rounds until its power target is met
+    (:func:`~verification.running.rounds.sample_in_rounds`), each round one sweep
+    (:func:`sample_all`); ``stored_only``: sample nothing, refuse what the store lacks
+    (:func:`require_stored`). Returns the plan with each job's draws, the last judgement
+    of each job as stated and each job's sizing, keyed by claim and case."""
+    from gapverify.verification.running.rounds import sample_in_rounds
+
+    predictions = {} if predictions is None else predictions
+
+    def draw(plan: RunPlan) -> None:
+        if stored_only:
+            require_stored(store, plan)
+        else:
+            sample_all(store, plan, plan.jobs[0].seed if plan.jobs else 0, engine, progress)
+
+    return sample_in_rounds(run, draw, lambda plan: _judge_jobs(store, plan, engine, predictions))
+
+
+def _with_sizing(result: ClaimResult, sizings: list) -> None:
+    """Record how each case was sized; a claim short of power whose sampling the budget
+    (or the rounds) stopped says what would reach the target."""
+    result.sizing = [s.to_dict() for s in sizings]
+    short = [s for s in sizings if s.needed]
+    if result.verdict == Outcome.NOT_VERIFIED and short:
+        more = max(short, key=lambda s: s.needed_seconds or 0.0)
+        sizes = ", ".join(f"T={T}: +{n}" for T, n in sorted(more.needed.items()))
+        minutes = (more.needed_seconds or 0.0) / 60
+        result.unverified.append(
+            f"sampling stopped ({more.stopped}): {sizes} more draws would reach the power "
+            f"target, about {minutes:.2g} min of one core on the reference machine")
+
+
+def _judge_jobs(store: Store, run: RunPlan, engine: Engine,
+                predictions: dict) -> dict[tuple[str, int], ClaimResult]:
+    """Judge every job of ``run`` on what the store holds (in the pool when it can) for
+    the plan of the next round only (``judge_claim(planning=True)``), keyed by claim and
+    case; nothing is replayed."""
+    judged = _judge_in_pool(store, run, engine, predictions, planning=True)
+    if judged or not run.jobs:
+        return judged
+    version = code_version()
+    return {(job.claim_id, job.case): _judged(
+        job, store.load(job.claim.experiment, params_key(job.sampling), job.seed, version,
+                        job.profile.sizes, job.profile.per_size()),
+        job.seed, predictions, measure=True, planning=True) for job in run.jobs}
 
 
 def results_json(results: Sequence[ClaimResult], opts: RunOptions, q: float | None = None) -> dict:

@@ -369,9 +369,10 @@ def plan(opts: AuditOptions):
 
 def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditReport:
     """Sample (or reuse) every case of every selected claim once, in one sweep
-    (:func:`verification.running.suite.sample_all`), and audit it."""
+    (:func:`verification.running.suite.sample_sized`: the rounds of the run, so the audit
+    judges the draws the run judges), and audit it."""
     from gapverify.verification.running.executors import make_engine
-    from gapverify.verification.running.suite import _engine, sample, sample_all
+    from gapverify.verification.running.suite import _engine, sample, sample_sized
 
     run = plan(opts)
     eps = POWER_TARGETS.get(opts.profile, POWER_TARGETS["quick"])
@@ -380,12 +381,13 @@ def audit(opts: AuditOptions, store, executor=None, progress=None) -> AuditRepor
     audits, unjudged = [], []
     aborted = True
     try:
-        sample_all(store, run, opts.seed, engine, progress)
+        run = sample_sized(store, run, engine, progress)[0]  # the run's own draws
         for claim in run.claims:
             varying = _varying(claim, run.cases[claim.id])
             mine = []
-            for params in run.cases[claim.id]:
-                data = sample(store, claim, params, run.profiles[claim.id], opts.seed, engine)
+            for job in run.jobs_of(claim.id):
+                params = job.values
+                data = sample(store, claim, params, job.profile, opts.seed, engine)
                 result = audit_claim(claim, data, params, q=run.q[claim.id], root_seed=opts.seed,
                                      eps=eps, power_target=run.profiles[claim.id].power)
                 result.case = {k: params[k] for k in varying}

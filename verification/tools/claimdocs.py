@@ -127,6 +127,7 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
         "profile": profile, "cases": [dict(c) for c in cases],
         "predictions": predictions, "checks": checks,
         "profiles": {name: {"sizes": list(pr.sizes), "replicates": pr.replicates,
+                            "pilot": pr.minimum, "budget_seconds": pr.budget_for(name),
                             "power_target": pr.power,
                             **({"experiment": pr.experiment or claim.experiment,
                                 "judges": list(pr.predictions)} if pr.narrows() else {})}
@@ -327,10 +328,11 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
                    f"{'' if c['asserted'] else ' (recorded, not asserted)'} | {_cell(model)} | "
                    f"{c['rate_status'] or '-'} | {_cell(c['domain'] or 'everywhere')} | "
                    f"{_cell(notes or '-')} |")
-    out += ["", "Profiles:", "", "| profile | sizes T | replicates | power target |",
-            "| --- | --- | --- | --- |"]
+    out += ["", "Profiles (replicates per size: the pilot, then as many as the power target "
+            "needs within the budget, in reference-machine seconds per case; or fixed):", "",
+            "| profile | sizes T | replicates | power target |", "| --- | --- | --- | --- |"]
     for name, pr in d["profiles"].items():
-        out.append(f"| {name} | {', '.join(map(str, pr['sizes']))} | {pr['replicates']} | "
+        out.append(f"| {name} | {', '.join(map(str, pr['sizes']))} | {_draws(pr)} | "
                    f"{pr['power_target']:.0%} |")
     narrowed = [(n, pr) for n, pr in d["profiles"].items() if "judges" in pr]
     for name, pr in narrowed:
@@ -339,3 +341,10 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
                     + f", measured by the experiment `{pr['experiment']}` (shared by the claims "
                       "whose profiles name it: one draw serves them all)."]
     return out
+
+
+def _draws(profile: dict) -> str:
+    """A profile's draws as a reader wants them: fixed, or self-sized from its pilot."""
+    if profile["replicates"] is not None:
+        return f"{profile['replicates']} (fixed)"
+    return f"pilot {profile['pilot']}, then to the target (budget {profile['budget_seconds']:g} s)"

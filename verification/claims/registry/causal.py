@@ -174,7 +174,7 @@ CLAIMS.append(Claim(
     parameters=("s2", "mu"),
     experiment="causal.cesaro",
     references=(GAP, _HARDY, _WILF),
-    profiles=profiles(quick=(64, 512, 24), standard=(64, 1024, 32)),
+    profiles=profiles(quick=(64, 512), standard=(64, 1024)),
     cases=_CAUSAL_CASES,
 ))
 
@@ -231,6 +231,6 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # two networks per replicate, O(L (T d^2 + T^3)) each (as variants.normalization)
     # quick: 24 replicates (with 12, sr_Sigma_std_over_T had power 5.85% at depth 2)
-    profiles=profiles(quick=(64, 256, 24), standard=(64, 512, 24)),
+    profiles=profiles(quick=(64, 256), standard=(64, 512)),
     cases=_DEPTH_CASES,
 ))

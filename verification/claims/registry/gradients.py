@@ -146,7 +146,7 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # standard: 96 replicates up to T = 512; with 48 up to 512, or 96 up to 362, the depth-3
     # grad_fix_over_T had power 3.7% (1.8% with both)
-    profiles=profiles(quick=(64, 362, 48), standard=(64, 512, 96)),
+    profiles=profiles(quick=(64, 362), standard=(64, 512)),
     cases=_GRAD_CASES,
 ))
 
@@ -213,7 +213,7 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # standard: 64 replicates; with 48, jacobian_fix at s2 = 0.35 had power 3.1% against the
     # 3% target in 1 of 5 standard root seeds of base 161803 (power ~ replicates^-1/2)
-    profiles=profiles(quick=(64, 724, 24), standard=(64, 724, 64)),
+    profiles=profiles(quick=(64, 724), standard=(64, 724)),
     # the fixed Jacobian is an edge: judged at light tails (s2 = 1/4, 0.35, as fix.spectrum)
     cases={"quick": ({"gamma": 1.0, "sigma_V": 1.5, "s2": 0.25},
                      {"gamma": 0.5, "sigma_V": 0.7, "s2": 0.35}),

@@ -49,6 +49,6 @@ CLAIMS.append(Claim(
     parameters=("s2", "mu"),
     experiment="heavy_tail.edge",
     references=(GAP, BCC, _BBP),
-    profiles=profiles(quick=(64, 1024, 16), standard=(64, 2048, 24)),
+    profiles=profiles(quick=(64, 1024), standard=(64, 2048)),
     cases=_CASES,
 ))

@@ -115,9 +115,9 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # gpu: --backend torch|cupy only; at T = 32768, gamma = 1/2 (d = 65536): A 8 GiB, Y and
     # A Y 16 GiB each in float64 (numerics.array_api never forms Aperp nor a Gram matrix)
-    profiles={**profiles(quick=(64, 1024, 48), standard=(64, 1024, 128),
-                         large=(1024, 16384, 6),
-                         gpu=(1024, 32768, 4)),
+    profiles={**profiles(quick=(64, 1024), standard=(64, 1024),
+                         large=(1024, 16384),
+                         gpu=(1024, 32768)),
               "long": long_profile("sr_Aperp_over_T")},
     # two kappa (s2 = 1/4, 1/2) and two gamma at light tails; standard adds the paper's log 2
     cases={"quick": ({"s2": 0.25, "gamma": 1.0}, {"s2": 0.5, "gamma": 0.5}),
@@ -210,7 +210,7 @@ CLAIMS.append(Claim(
     # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%.
     # With depth 1 at s2 = 0.35: power 1.2-2.3% over 20 quick seeds (base 173205),
     # 0.96-1.38% over 5 standard seeds (base 161803), docs/power.md item 7
-    profiles=profiles(quick=(64, 724, 48), standard=(64, 724, 128), large=(64, 1024, 128)),
+    profiles=profiles(quick=(64, 724), standard=(64, 724), large=(64, 1024)),
     cases=_DEPTH_CASES,
 ))
 
@@ -247,6 +247,6 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # standard: 96 replicates (the first 48 shared with depth.stable_rank): with 48, depth 3
     # had power 2.7% at the default seed and lacked power (above 3%) in 3 of 5 other seeds
-    profiles=profiles(quick=(64, 512, 24), standard=(64, 512, 96)),
+    profiles=profiles(quick=(64, 512), standard=(64, 512)),
     cases=_FROB_CASES,
 ))

@@ -53,7 +53,7 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # quick: 96 replicates (40 left the rate +0.5 variant, 1.25, unrejected in 2 of 7 root
     # seeds of base 987654321: fitted beta 1.05 and 1.11 +- 0.05)
-    profiles=profiles(quick=(64, 1024, 96), standard=(64, 1024, 96)),
+    profiles=profiles(quick=(64, 1024), standard=(64, 1024)),
     cases={"quick": ({"s2": 0.25}, {}), "standard": ({"s2": 0.25}, {"s2": 0.5}, {})},
 ))
 
@@ -97,7 +97,7 @@ CLAIMS.append(Claim(
     # T <= 1024 (per-size se 0.0017-0.024), had power 5.3% in 1 of 5 root seeds of base 161803;
     # with 64, 1.4-2.7% over 10 fresh seeds of base 235711 (docs/power.md, item 9); 96 let
     # markov.outliers' goodness of fit see the spike regime's shape at s2 = 1/2
-    profiles=profiles(quick=(128, 724, 48), standard=(128, 1024, 64)),
+    profiles=profiles(quick=(128, 724), standard=(128, 1024)),
     cases=_S2_CASES,
 ))
 
@@ -120,7 +120,7 @@ CLAIMS.append(Claim(
     parameters=("s2", "mu"),
     experiment="markov.circular_law",
     references=(BCC,),
-    profiles=profiles(quick=(90, 720, 16), standard=(90, 720, 32)),
+    profiles=profiles(quick=(90, 720), standard=(90, 720)),
     cases={"quick": ({"s2": 0.5}, {}), "standard": ({"s2": 0.5}, {})},
 ))
 
@@ -184,9 +184,9 @@ CLAIMS.append(Claim(
     # mean is not a power of T, which 96 draws resolve. The first 64 of the same draws: 0
     # false failures, supported in 10 of 10. Judging s2 = 1/2 only from T >= 305 (a 2% spike
     # lift) instead cost the power: 2.1-7.3%, lacking in 9 of 16 seeds
-    profiles={**profiles(quick=(128, 1024, 32), standard=(128, 1024, 64),
-                         large=(1024, 16384, 8),
-                         gpu=(1024, 65536, 4)),
+    profiles={**profiles(quick=(128, 1024), standard=(128, 1024),
+                         large=(1024, 16384),
+                         gpu=(1024, 65536)),
               "long": long_profile("sqrtT_s2")},
     cases={**_S2_CASES, "large": _S2_CASES["quick"], "gpu": _S2_CASES["quick"],
            "long": LONG_CASES},
@@ -227,7 +227,7 @@ CLAIMS.append(Claim(
     references=(BCC, GAP),
     # quick: 24 replicates; with 16, sqrtT_s1_Aperp at s2 = 0.35 had power 5.2-5.3% against
     # the 5% target in 2 of the 20 quick seeds of base 161803 (power ~ replicates^-1/2)
-    profiles={**profiles(quick=(64, 362, 24), standard=(64, 512, 32)),
+    profiles={**profiles(quick=(64, 362), standard=(64, 512)),
               "long": long_profile("sqrtT_s1_Aperp")},
     # the edge of Aperp at two light tails (s2 = 1/4, 0.35); the law at log 2 as well; the
     # long profile judges the edge at s2 = 1/2 and log 2 from the shared markov.edge draws

@@ -54,6 +54,6 @@ CLAIMS.append(Claim(
     references=(GAP,),
     # eight networks per replicate, O(L (T d^2 + T^3)) each: the standard profile stops at
     # T = 512 to stay within minutes
-    profiles=profiles(quick=(64, 256, 12), standard=(64, 512, 12)),
+    profiles=profiles(quick=(64, 256), standard=(64, 512)),
     cases=_CASES,
 ))

@@ -1,0 +1,151 @@
+"""Self-sizing: the least-cost allocation, the planned power and the stopping rule.
+
+The allocation is checked against a numerical optimum on a synthetic model whose answer is
+known; the stopping rule against the property that keeps coverage: it reads precision, so
+moving every measurement (and the estimate with it) away from the prediction changes
+nothing it decides. A synthetic sequential design shows what that property buys: stopping
+when the estimate looks good breaks the 95% interval's coverage, stopping on precision
+keeps it.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from gapverify.verification.judging.checks import CheckResult, SizeRow
+from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.running.allocation import (
+    SPREAD_CAP, check_demand, estimator_weights, least_cost_replicates, margin_quantile,
+)
+
+SIZES = np.array([64.0, 128.0, 256.0, 512.0])
+
+
+def test_the_weights_are_the_weighted_least_squares_intercept():
+    rng = np.random.default_rng(1)
+    y = 2.0 + 3.0 * SIZES ** -0.5 + rng.normal(0, 0.01, SIZES.size)
+    n, sd = np.array([10, 20, 30, 40.0]), np.array([1.0, 0.7, 0.5, 0.3])
+    w = estimator_weights(SIZES ** -0.5, n, sd)
+    fit = np.polynomial.polynomial.polyfit(SIZES ** -0.5, y, 1, w=np.sqrt(n) / sd)
+    assert w @ y == pytest.approx(fit[0], rel=1e-12)
+    assert w.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_allocation_is_the_least_cost_design_at_the_variance():
+    """n_T = |w| s c^-1/2 sum |w| s c^1/2 / V against a numerical minimisation of the
+    cost at the same variance: the same design, to the optimiser's accuracy."""
+    w, sd = np.array([-0.7, 0.1, 0.6, 1.0]), np.array([2.0, 1.5, 1.0, 0.8])
+    cost = 1e-3 + 1e-9 * SIZES ** 3
+    target = 1e-3
+    n = least_cost_replicates(w, sd, cost, target)
+    assert np.sum(w ** 2 * sd ** 2 / n) == pytest.approx(target, rel=1e-12)
+    res = optimize.minimize(
+        lambda logn: float(np.exp(logn) @ cost), np.log(n) + 0.3, method="SLSQP",
+        constraints=[{"type": "eq", "fun": lambda logn: np.sum(w ** 2 * sd ** 2 / np.exp(logn)) / target - 1}],
+        options={"ftol": 1e-14, "maxiter": 500})
+    assert res.success
+    assert np.exp(res.x) == pytest.approx(n, rel=1e-3)
+    # any other design at that variance costs more
+    other = n * np.array([1.2, 0.9, 1.0, 1.0])
+    other *= np.sum(w ** 2 * sd ** 2 / other) / target
+    assert other @ cost > n @ cost
+
+
+def _result(shift: float = 0.0, se_scale: float = 1.0, n: int = 12) -> CheckResult:
+    """A rated limit check judged at 4 sizes: spread 1/sqrt(T) per replicate."""
+    rows = [SizeRow(int(T), n, 1.0 + shift + T ** -0.5, se_scale * T ** -0.25 / np.sqrt(n),
+                    abs(shift + T ** -0.5), se_scale * T ** -0.25 / np.sqrt(n)) for T in SIZES]
+    return CheckResult(claim="c", label="x", statistic="x", kind="limit", status="theorem",
+                       predicted=1.0, rate=0.5, verdict=Outcome.PASS, reason="", rows=rows,
+                       beta=0.5, beta_se=0.05, limit_hat=1.0 + shift, limit_se=0.02 * se_scale,
+                       power_target=0.05, centred_power=3.0 * 0.02 * se_scale)
+
+
+COSTS = {int(T): 1e-3 + 1e-9 * T ** 3 for T in SIZES}
+
+
+def test_the_stopping_rule_reads_precision_not_where_the_estimate_sits():
+    """Moving every measurement and the estimate by 0.5% or 5% of the prediction (a passing
+    and a failing one) changes no draw: the rule cannot stop on a pleasing estimate."""
+    base = check_demand(_result(), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    assert base is not None and base.replicates is not None
+    for shift in (0.005, -0.005, 0.05):
+        moved = check_demand(_result(shift), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+        assert moved.replicates == base.replicates and moved.planned == base.planned
+        failing = dataclasses.replace(_result(shift), verdict=Outcome.FAIL)
+        assert check_demand(failing, COSTS, 4, 3.0, 0.5, False).replicates == base.replicates
+
+
+def test_more_spread_asks_for_more_draws_and_a_precise_check_for_none():
+    base = check_demand(_result(), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    wider = check_demand(_result(se_scale=2.0), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    assert all(wider.replicates[T] > base.replicates[T] for T in base.replicates)
+    # the planned power is (t + z) se / |L|: at se 0.002 it is far inside 5%
+    precise = check_demand(_result(se_scale=0.1), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    assert precise.replicates is None and precise.planned < 0.05
+    # the smallest size is never drawn more than SPREAD_CAP times the largest
+    assert base.replicates[64] <= SPREAD_CAP * base.replicates[512] + 1
+
+
+def test_the_margin_grows_with_the_claims_tests():
+    assert margin_quantile(1) == pytest.approx(stats.norm.isf(0.025))  # beta = 5%, two-sided
+    assert margin_quantile(1) < margin_quantile(8) < margin_quantile(24)
+
+
+def _coverage(rule: str, seeds: int = 4000, step: int = 10, looks: int = 8) -> float:
+    """Coverage of the 95% t-interval of a normal mean after a sequential design: draw
+    ``step`` at a time up to ``looks`` times; ``precision`` stops once the half-width is
+    below 0.45 (a rule on the standard error), ``estimate`` stops as soon as the
+    interval excludes the truth (a rule on where the estimate sits)."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(0.0, 1.0, (seeds, step * looks))
+    m = step * np.arange(1, looks + 1)  # draws at each look
+    sums, squares = np.cumsum(x, 1)[:, m - 1], np.cumsum(x ** 2, 1)[:, m - 1]
+    mean = sums / m
+    sd = np.sqrt((squares - m * mean ** 2) / (m - 1))
+    half = stats.t.isf(0.025, m - 1) * sd / np.sqrt(m)
+    hit = np.abs(mean) <= half
+    stop = half < 0.45 if rule == "precision" else ~hit
+    stop[:, -1] = True
+    first = np.argmax(stop, axis=1)  # the look at which the design stops
+    return float(hit[np.arange(seeds), first].mean())
+
+
+def test_a_rule_that_looks_at_the_estimate_breaks_coverage_and_precision_keeps_it():
+    """4000 synthetic sequential designs: stopping on precision covers 95% within its
+    binomial 99.9% bounds; stopping when the interval misses the truth ("sampling to a
+    foregone conclusion") covers far less: the property the test above holds the rounds to."""
+    low, high = stats.binom.interval(0.999, 4000, 0.95)
+    assert low / 4000 <= _coverage("precision") <= high / 4000
+    assert _coverage("estimate") < low / 4000 - 0.05
+
+
+def test_the_planned_power_of_the_judging_does_not_see_the_estimates_offset():
+    """``centred_power``, what the rounds plan on, is the judging's own power search on the
+    samples moved so that their estimate sits at the prediction: moving every sample by a
+    constant (the estimate with it) leaves it unchanged, while the measured power moves."""
+    from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
+    from gapverify.verification.judging.verdict import judge_claim
+
+    sizes = (64, 128, 256, 512, 1024)
+    claim = Claim(id="synthetic", title="x_T = 2 + 3/T + noise/sqrt(T)",
+                  predictions=(Prediction("x", "derived", lambda p: 2, "x"),),
+                  checks=(Check("x", "x", "limit", rate=0.5, rate_status="derived"),),
+                  parameters=(), experiment="none", references=(),
+                  profiles={"quick": Profile(sizes, 16)})
+    rng = np.random.default_rng(3)
+    noise = {T: rng.standard_normal(16) for T in sizes}
+
+    def judged(offset: float):
+        data = {T: [{"x": 2.0 + offset + 3.0 / T + 0.2 * z / np.sqrt(T)} for z in noise[T]]
+                for T in sizes}
+        return judge_claim(claim, data, {}, q=3.0, root_seed=0, power_target=0.05,
+                           measure=True).checks[0]
+
+    base, moved = judged(0.0), judged(0.004)
+    assert base.centred_power is not None and np.isfinite(base.centred_power)
+    assert moved.centred_power == pytest.approx(base.centred_power, rel=1e-6)
+    assert moved.power != pytest.approx(base.power, rel=1e-3)

@@ -1,0 +1,102 @@
+"""Sampling in rounds, end to end on a synthetic claim: the pilot, the extension to the
+power target, the budget's stop with what would reach the target, and the same draws and
+verdicts whatever the workers and however often the run was interrupted.
+
+The claim's experiment costs microseconds: ``x_T = 1 + T^-1/2 + noise`` with a spread
+that makes the 12-replicate pilot miss the 5% target, so a second round is needed.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from gapverify.cli import main
+from gapverify.verification.running.rounds import STOPPED
+
+CLAIM = '''
+import numpy as np
+import sympy as sp
+from gapverify import Check, Claim, Prediction, profiles
+
+
+def noisy(rng, T, params):
+    return {{"x": float(1.0 + T ** -0.5 + {spread} * rng.standard_normal())}}
+
+
+CLAIMS = [Claim(
+    id="mine.sized", title="a noisy limit",
+    predictions=(Prediction("one", "derived", lambda p: sp.Integer(1), "x"),),
+    checks=(Check("one", "x", "limit", rate=0.5, rate_status="derived", rate_note="CLT"),),
+    parameters=("s2",), experiment=noisy, references=("test",),
+    profiles=profiles(quick=(64, 256)))]
+'''
+
+
+@pytest.fixture
+def claim_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+    def write(spread: float = 0.04):
+        path = tmp_path / f"sized_{str(spread).replace('.', '_')}.py"
+        path.write_text(textwrap.dedent(CLAIM.format(spread=spread)))
+        return path
+    return write
+
+
+def _run(capsys, path, store, *extra) -> dict:
+    out = store.with_suffix(".json")
+    code = main(["run", "mine.sized", "--claims-from", str(path), "--profile", "quick",
+                 "--store", str(store), "--json", str(out), "--quiet", *extra])
+    err = capsys.readouterr().err
+    assert out.exists(), err
+    result = json.loads(out.read_text())["claims"][0]
+    result["exit"] = code
+    return result
+
+
+def test_the_pilot_is_extended_to_the_target(capsys, tmp_path, claim_file):
+    r = _run(capsys, claim_file(), tmp_path / "a.sqlite", "--workers", "1")
+    sizing = r["sizing"][0]
+    assert sizing["stopped"] == "target" and sizing["why"] == STOPPED["target"], sizing
+    assert sizing["rounds"] >= 2
+    assert min(sizing["drawn"].values()) >= 12 and max(sizing["drawn"].values()) > 12
+    assert r["verdict"] == "verified" and r["exit"] == 0
+    check = r["checks"][0]
+    assert check["power"] <= check["power_target"] == 0.05
+    assert set(sizing["pilot_sd"]["one"]) == {"64", "91", "128", "181", "256"}
+
+
+def test_the_same_draws_whatever_the_workers_and_the_interruptions(capsys, tmp_path, claim_file):
+    path = claim_file()
+    one = _run(capsys, path, tmp_path / "one.sqlite", "--workers", "1")
+    two = _run(capsys, path, tmp_path / "two.sqlite", "--workers", "2")
+    # interrupted after the pilot: the store holds 12 per size, the rerun completes it
+    resumed = tmp_path / "resumed.sqlite"
+    _run(capsys, path, resumed, "--replicates", "12", "--workers", "1")
+    again = _run(capsys, path, resumed, "--workers", "1")
+    for other in (two, again):
+        assert other["sizing"] == one["sizing"]
+        assert other["verdict"] == one["verdict"]
+        assert [c["limit_hat"] for c in other["checks"]] == [c["limit_hat"] for c in one["checks"]]
+
+
+def test_a_budget_too_small_stops_and_says_what_would_reach_the_target(capsys, tmp_path,
+                                                                       claim_file, monkeypatch):
+    from gapverify.verification.claims import model
+
+    monkeypatch.setitem(model.BUDGETS, "quick", 1e-4)  # reference seconds: the pilot only
+    r = _run(capsys, claim_file(), tmp_path / "b.sqlite", "--workers", "1")
+    sizing = r["sizing"][0]
+    assert sizing["stopped"] == "budget" and sizing["rounds"] == 1
+    assert set(sizing["drawn"].values()) == {12}
+    assert sizing["needed"] and sizing["needed_seconds"] > 0
+    assert r["verdict"] == "not verified: lacks power" and r["exit"] == 3
+    assert any("more draws would reach the power target" in u for u in r["unverified"])
+
+
+def test_fixed_replicates_draw_once(capsys, tmp_path, claim_file):
+    r = _run(capsys, claim_file(), tmp_path / "c.sqlite", "--replicates", "16", "--workers", "1")
+    assert r["sizing"][0]["stopped"] == "fixed"
+    assert set(r["sizing"][0]["drawn"].values()) == {16}
