@@ -1,12 +1,14 @@
 """``gapverify calibrate``: the false-failure rate per claim over root seeds
-(:mod:`gapverify.verification.tools.calibrate`), printed as a table and written as JSON."""
+(:mod:`gapverify.verification.tools.calibrate`) and the coverage of the limit checks'
+intervals (:mod:`gapverify.verification.tools.coverage`), printed as tables and written as
+JSON; ``--figure`` draws the ECDF of the coverage's probability integral transforms."""
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
 from gapverify.verification.claims.inputs import _int_in
-from gapverify.cli.args import add_run_options, run_options_claims, write_json
+from gapverify.cli.args import add_run_options, output_path, run_options_claims, write_json
 from gapverify.verification.running.defaults import DEFAULT_SEED
 
 # the calibration's machinery is imported when the command runs (fast --help)
@@ -35,6 +37,67 @@ def _print(results: list[ClaimCalibration], level: float, profile: str, n: int) 
     console.print(t)
 
 
+def _rate(d: dict | None) -> str:
+    if not d or not d.get("n"):
+        return "-"
+    low, high = d["ci95"]
+    return f"{d['rate']:.0%} [{100 * low:.0f}-{100 * high:.0f}]"
+
+
+def _print_coverage(report: dict) -> None:
+    """The coverage of the limit checks' central intervals and their uniformity, then the
+    operating characteristic, per claim and pooled."""
+    from rich import box
+    from rich.table import Table
+
+    from gapverify.cli.display import console
+    from gapverify.verification.tools.coverage import LEVELS, MULTIPLES
+
+    rows = [*report["claims"].items(),
+            *((f"all {form} checks", r) for form, r in report["forms"].items()),
+            ("pooled", report["pooled"])]
+    t = Table(title="Coverage of the limit checks' central intervals, u = F((L_hat - L)/se) "
+                    "(exact 95% CI)", box=box.SIMPLE_HEAVY)
+    for col in ("claim", "checks (t/normal)", *(f"{c:.0%}" for c in LEVELS),
+                "verdict's level", "KS D (p)", "mean u"):
+        t.add_column(col)
+    for name, s in rows:
+        u = s["uniformity"] or {}
+        t.add_row(name, f"{s['n']} ({s['student_t']}/{s['normal']})",
+                  *(_rate(c) for c in s["coverage"]), _rate(s["verdict_coverage"]),
+                  f"{u['ks']:.3f} ({u['p']:.2g})" if u else "-",
+                  f"{u['mean_u']:.3f}" if u else "-")
+    console.print(t)
+    oc = Table(title="Rejection rate of L(1 +- e), e = m x power target (limit test only, "
+                     "both signs pooled)", box=box.SIMPLE_HEAVY)
+    for col in ("claim", "checks", "m = 0 (truth)", *(f"m = {m:g}" for m in MULTIPLES)):
+        oc.add_column(col)
+    for name, s in rows:
+        cells = s["operating_characteristic"]
+        oc.add_row(name, str(cells[0]["n"]), *(_rate({**c, "n": 2 * c["n"]}) for c in cells))
+    console.print(oc)
+
+
+def _report(args, results, seeds) -> None:
+    from gapverify.verification.tools.coverage import coverage_report, plot_coverage
+
+    samples = [s for r in results for s in r.limits]
+    report = coverage_report(samples)
+    _print(results, args.level, args.profile, len(seeds))
+    if samples:
+        _print_coverage(report)
+    if args.figure:
+        if samples:
+            plot_coverage(samples, args.figure)
+            print(f"coverage figure: {args.figure}", file=sys.stderr)
+        else:
+            print("no limit check judged: no coverage figure", file=sys.stderr)
+    if args.json:
+        write_json(args.json, {"profile": args.profile, "level": args.level,
+                               "base_seed": args.seed, "seeds": seeds,
+                               "claims": [r.to_dict() for r in results], "coverage": report})
+
+
 def _cmd_calibrate(args) -> int:
     from gapverify.verification.running.store import Store
     from gapverify.verification.tools.calibrate import calibrate, calibration_seeds
@@ -56,16 +119,13 @@ def _cmd_calibrate(args) -> int:
         print(f"\ninterrupted: {store.count()} measurements are kept in {args.store}; "
               "rerun the same command to resume", file=sys.stderr)
         return 130
-    _print(results, args.level, args.profile, len(seeds))
-    if args.json:
-        write_json(args.json, {"profile": args.profile, "level": args.level,
-                               "base_seed": args.seed, "seeds": seeds,
-                               "claims": [r.to_dict() for r in results]})
+    _report(args, results, seeds)
     return 0
 
 
 def register(subparsers) -> None:
-    c = subparsers.add_parser("calibrate", help="false-failure rate per claim over N root seeds")
+    c = subparsers.add_parser("calibrate", help="false-failure rate per claim and coverage of the limit "
+                                       "checks over N root seeds")
     c.add_argument("claims", nargs="*", metavar="CLAIM")
     c.add_argument("--seeds", type=_int_in("--seeds", 1, 10000), default=20,
                    help="number of root seeds (default 20)")
@@ -73,6 +133,9 @@ def register(subparsers) -> None:
                    help=f"base seed the root seeds are derived from (default {DEFAULT_SEED})")
     c.add_argument("--profile", choices=("quick", "standard"), default="quick",
                    help="sweep profile (default: quick)")
+    c.add_argument("--figure", metavar="PNG", type=output_path("--figure"), default=None,
+                   help="write the coverage plot (ECDF of u minus the uniform CDF with a "
+                        "simultaneous 95%% band, pooled and per claim) as PNG (no file unless given)")
     add_run_options(c, quiet_help="no per-seed progress lines")
 
 

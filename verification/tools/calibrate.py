@@ -11,6 +11,12 @@ Root seeds: seed ``i`` of a calibration from base seed ``b`` is the first word o
 ``SeedSequence([i, b])`` (ids first, the recorded base last), never ``b + i``. Samples go
 to the store as in ``run``: an interrupted calibration keeps what it finished, and the
 same command resumes it.
+
+Coverage: every asserted limit check of every seed is kept as a
+:class:`~verification.tools.coverage.LimitSample` (``ClaimCalibration.limits``), whose
+pooled probability integral transforms :func:`~verification.tools.coverage.coverage_report`
+turns into the empirical coverage of central intervals, a uniformity test, an ECDF plot
+and the rejection rate of wrong predictions (``docs/power.md``, "Coverage").
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import numpy as np
 
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.running.defaults import DEFAULT_SEED
+from gapverify.verification.tools.coverage import LimitSample, limit_samples
 
 __all__ = ["calibration_seeds", "ClaimCalibration", "calibrate"]
 
@@ -41,6 +48,8 @@ class ClaimCalibration:
     failing_seeds: list[int] = field(default_factory=list)
     #: prediction -> seeds on which it lacked power (or was not judged)
     unverified: dict[str, int] = field(default_factory=dict)
+    #: every asserted limit check of every seed (the coverage's samples)
+    limits: list[LimitSample] = field(default_factory=list)
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         from scipy.stats import binomtest
@@ -59,9 +68,12 @@ class ClaimCalibration:
 
 def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: str = "quick",
               workers: int = 1, level: float = 0.01, on_seed=None, entries: str | None = None,
-              scheduler: str | None = None) -> list[ClaimCalibration]:
+              scheduler: str | None = None, sizes: Sequence[int] | None = None,
+              replicates: int | None = None) -> list[ClaimCalibration]:
     """Run ``claims`` at ``profile`` once per root seed (entries of law ``entries``, on a
-    Dask ``scheduler`` if given); count the first-run failures."""
+    Dask ``scheduler`` if given; ``sizes``/``replicates`` override the profile's, as
+    ``run --sizes/--replicates`` do); count the first-run failures and keep every
+    asserted limit check (:func:`~verification.tools.coverage.limit_samples`)."""
     from gapverify.verification.running.executors import make_engine
     from gapverify.verification.running.suite import RunOptions, verify
 
@@ -71,10 +83,12 @@ def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: st
     try:
         for i, seed in enumerate(seeds):
             opts = RunOptions(claims=list(claims), profile=profile, seed=seed, workers=workers,
-                              level=level, replay=False, entries=entries)
+                              level=level, replay=False, entries=entries, sizes=sizes,
+                              replicates=replicates)
             for res in verify(opts, store, executor=executor):
                 cal = out[res.claim]
                 cal.seeds += 1
+                cal.limits += limit_samples(res, seed)
                 if res.verdict == Outcome.FAIL:
                     cal.failed += 1
                     cal.failing_seeds.append(seed)
