@@ -188,7 +188,7 @@ def test_every_option_has_help_and_shows_its_default():
             if action.default not in (None, False, argparse.SUPPRESS):
                 assert "default" in text.lower(), (name, action.option_strings)
     run_help = sub.choices["run"].format_help()
-    assert "(default: quick)" in run_help.replace("\n", " ").replace("  ", " ")
+    assert "(default: quick)" in " ".join(run_help.split())
 
 
 def test_one_default_profile_and_the_makefile_passes_standard():

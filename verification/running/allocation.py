@@ -218,8 +218,13 @@ def _rate_need(result: CheckResult, rows, T, n, cost, z: float, q: float) -> np.
     sd = np.array([r.error_se for r in rows]) * np.sqrt(n) / err
     if not np.all(np.isfinite(sd)):
         return None
+    # the room the faster rate leaves: the shift less how far the fitted rate is above the
+    # stated one (a stated rate is a lower bound; the truth may decay faster)
+    room = RATE_SHIFT - max((result.beta or result.rate) - result.rate, 0.0)
+    if room <= 0:
+        return None  # no number of draws rejects a faster rate the data show
     return to_target(np.log(T), n, sd, cost, lambda dof: (student_quantile(q, dof) + z)
-                     * result.beta_se / RATE_SHIFT, row=1)
+                     * result.beta_se / room, row=1)
 
 
 def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: float,
