@@ -54,29 +54,37 @@ def test_the_allocation_is_the_least_cost_design_at_the_variance():
     assert other @ cost > n @ cost
 
 
-def _result(shift: float = 0.0, se_scale: float = 1.0, n: int = 12) -> CheckResult:
-    """A rated limit check judged at 4 sizes: spread 1/sqrt(T) per replicate."""
+def _result(shift: float = 0.0, se_scale: float = 1.0, n: int = 12,
+            predicted: float = 1.0) -> CheckResult:
+    """A rated limit check judged at 4 sizes: spread 1/sqrt(T) per replicate; its centred
+    power is an absolute threshold (0.06 se_scale) relative to the prediction."""
     rows = [SizeRow(int(T), n, 1.0 + shift + T ** -0.5, se_scale * T ** -0.25 / np.sqrt(n),
                     abs(shift + T ** -0.5), se_scale * T ** -0.25 / np.sqrt(n)) for T in SIZES]
     return CheckResult(claim="c", label="x", statistic="x", kind="limit", status="theorem",
-                       predicted=1.0, rate=0.5, verdict=Outcome.PASS, reason="", rows=rows,
+                       predicted=predicted, rate=0.5, verdict=Outcome.PASS, reason="", rows=rows,
                        beta=0.5, beta_se=0.05, limit_hat=1.0 + shift, limit_se=0.02 * se_scale,
-                       power_target=0.05, centred_power=3.0 * 0.02 * se_scale)
+                       power_target=0.05, centred_power=3.0 * 0.02 * se_scale / predicted)
 
 
 COSTS = {int(T): 1e-3 + 1e-9 * T ** 3 for T in SIZES}
 
 
 def test_the_stopping_rule_reads_precision_not_where_the_estimate_sits():
-    """Moving every measurement and the estimate by 0.5% or 5% of the prediction (a passing
-    and a failing one) changes no draw: the rule cannot stop on a pleasing estimate."""
+    """The plan reads the samples only: the same samples judged against a statement 5%
+    off, passing or failing, ask for the same draws (a changed statement is judged on the
+    draws of the one it replaced). Moving every measurement by 0.5% moves the draws only
+    through the estimate's magnitude, the scale of the relative target (by about 0.5%),
+    never through its distance to the prediction."""
     base = check_demand(_result(), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
     assert base is not None and base.replicates is not None
-    for shift in (0.005, -0.005, 0.05):
+    for stated in (1.05, 0.95):
+        other = dataclasses.replace(_result(predicted=stated), verdict=Outcome.FAIL)
+        again = check_demand(other, COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+        assert again.replicates == base.replicates and again.planned == base.planned
+    for shift in (0.005, -0.005):
         moved = check_demand(_result(shift), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
-        assert moved.replicates == base.replicates and moved.planned == base.planned
-        failing = dataclasses.replace(_result(shift), verdict=Outcome.FAIL)
-        assert check_demand(failing, COSTS, 4, 3.0, 0.5, False).replicates == base.replicates
+        for T, n in base.replicates.items():
+            assert abs(moved.replicates[T] - n) <= 0.012 * n + 1
 
 
 def test_more_spread_asks_for_more_draws_and_a_precise_check_for_none():

@@ -149,9 +149,22 @@ class Demand:
 
 
 def _reference(result: CheckResult) -> float | None:
-    if result.predicted != 0.0:
-        return abs(result.predicted)
-    return abs(result.zero_scale) if result.zero_scale else None
+    """The scale the planned power is relative to: the estimate's magnitude ``|L_hat|``
+    (not the prediction's, so that a changed statement is judged on the draws of the
+    statement it replaced: the plan reads the samples only), or for a prediction of 0
+    the check's zero scale (a function of the parameters)."""
+    if result.predicted == 0.0:
+        return abs(result.zero_scale) if result.zero_scale else None
+    hat = result.limit_hat
+    if result.kind == "limit" and hat is not None and math.isfinite(hat) and hat != 0.0:
+        return abs(hat)
+    return abs(result.predicted)
+
+
+def _in_absolute_terms(power: float, result: CheckResult, ref: float) -> float:
+    """A power relative to the prediction, re-expressed relative to ``ref``."""
+    scale = abs(result.predicted) if result.predicted != 0.0 else ref
+    return power * scale / ref
 
 
 def _planned_power(result: CheckResult, z: float, ref: float, t: float,
@@ -168,7 +181,7 @@ def _planned_power(result: CheckResult, z: float, ref: float, t: float,
     if result.centred_power is not None:  # the judging's own power, estimate at the prediction
         if not math.isfinite(result.centred_power):
             return math.inf
-        return result.centred_power + z * se * widen / ref
+        return _in_absolute_terms(result.centred_power, result, ref) + z * se * widen / ref
     if result.limit_interval is not None:  # rate range, model family: the interval's half-width
         low, high = result.limit_interval
         return (0.5 * (high - low) + z * se) / ref
@@ -177,7 +190,7 @@ def _planned_power(result: CheckResult, z: float, ref: float, t: float,
     # slower than the truth: extrapolated at it, the moved errors stop decaying) plan on
     # the measured power: the one place the plan reads a power that sees the estimate
     measured = result.power if result.power is not None and math.isfinite(result.power) else 0.0
-    return max(planned, measured)
+    return max(planned, _in_absolute_terms(measured, result, ref))
 
 
 def _spread(result: CheckResult):

@@ -28,10 +28,13 @@ def reproduce_command(job: Job, sizes: Sequence[int], store: str | None = None) 
         # the same profile, sizes and seed repeat the same rounds (verification.running.rounds)
         return _run_command(job.options, [job.claim_id], Profile(tuple(sizes), None, 0.0),
                             job.backend, store, no_replay=True)
-    drawn = prof.per_size()  # fewer sizes: the replicates drawn there, fixed
-    return _run_command(job.options, [job.claim_id],
-                        Profile(tuple(sizes), max(drawn[T] for T in sizes), 0.0), job.backend,
-                        store, no_replay=True)
+    if prof.self_sizing:  # fewer sizes: the most replicates drawn at them, fixed
+        drawn = prof.per_size()
+        fixed = max(drawn.get(T, prof.minimum) for T in sizes)
+    else:
+        fixed = prof.replicates
+    return _run_command(job.options, [job.claim_id], Profile(tuple(sizes), fixed, 0.0),
+                        job.backend, store, no_replay=True)
 
 
 def reproduce_sizes(claim: Claim, check, sizes: Sequence[int]) -> list[int]:

@@ -30,7 +30,8 @@ the allocation reads only the samples and the cost records, so ``--workers``,
 ``--scheduler`` and an interrupted run give the same draws and verdicts; a rerun finds
 every round's samples in the store and repeats the same rounds without sampling. A
 perturbed run repeats the rounds of the statement as stated (its draws are a property of
-the design, not of the statement judged) and samples nothing.
+the design, not of the statement judged) and samples nothing; a limit's plan is relative
+to the estimate's magnitude, so a statement changed in the theory gets the same draws.
 """
 from __future__ import annotations
 
