@@ -34,8 +34,10 @@ quick: $(STAMP)
 long: $(STAMP)
 	$(VENV)/bin/gapverify verify --profile long --out reports/long
 
+# two test processes (pytest-xdist) on the two cores the suite is sized for: the sampled
+# fixtures are made once and shared (tests/verification/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,rounds

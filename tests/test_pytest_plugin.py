@@ -330,10 +330,11 @@ def test_the_tutorial_passes_and_a_wrong_limit_fails_at_the_quick_profile(pytest
     command = re.search(r"reproduce: (gapverify run .*)$", case.find("failure").text, re.M)
     words = shlex.split(command.group(1))
     store = pytester.path / ".pytest_cache" / "d" / "gapverify" / "store.sqlite"
-    for option, value in (("--profile", "quick"), ("--replicates", "24"),
-                          ("--claims-from", str(claim)), ("--store", str(store))):
+    for option, value in (("--profile", "quick"), ("--claims-from", str(claim)),
+                          ("--store", str(store))):
         assert words[words.index(option) + 1] == value, (option, command.group(1))
-    assert "--no-replay" in words
+    # the draws are sized by the run: the same profile, sizes and seed repeat its rounds
+    assert "--no-replay" in words and "--replicates" not in words
     # the reproduce command reproduces: the same failure, from the plugin's store
     proc = subprocess.run([sys.executable, "-m", "gapverify", *shlex.split(command.group(1))[1:]],
                           cwd=pytester.path, capture_output=True, text=True, timeout=300)

@@ -42,5 +42,5 @@ CLAIMS = [Claim(
     parameters=("s2", "mu"),
     experiment=participation,
     references=("docs/writing-a-claim.md",),
-    profiles=profiles(quick=(64, 1024, 24), standard=(64, 2048, 48)),
+    profiles=profiles(quick=(64, 1024), standard=(64, 2048)),
 )]

@@ -1,5 +1,8 @@
 """Shared fixtures: one quick-profile sample of the claims the judging tests need,
 stored once per test session and re-judged by every test (no resampling)."""
+import fcntl
+import os
+
 import pytest
 
 from gapverify.verification.running.store import Store
@@ -16,9 +19,23 @@ QUICK_CLAIMS = ("softmax.kappa", "markov.outliers", "width.stable_rank",
 @pytest.fixture(scope="session")
 def quick_store(tmp_path_factory):
     """A store holding the quick profile of :data:`QUICK_CLAIMS` (2 workers), and the
-    results of judging them as stated."""
-    path = tmp_path_factory.mktemp("quick") / "quick.sqlite"
-    store = Store(path)
-    results = verify(RunOptions(claims=list(QUICK_CLAIMS), profile="quick", workers=2,
-                                replay=False), store)
+    results of judging them as stated. Sampled once per test run: under pytest-xdist
+    (``make test`` runs two test processes) the store sits in the folder the processes
+    share and the first to arrive samples it, under a lock; the other judges the stored
+    samples (the same draws: the rounds are deterministic)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by every xdist worker of this run
+    folder = root / "quick-shared"
+    folder.mkdir(exist_ok=True)
+    path = folder / "quick.sqlite"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            store = Store(path)
+            results = verify(RunOptions(claims=list(QUICK_CLAIMS), profile="quick",
+                                        workers=2, replay=False), store)
+            store.close()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     return str(path), {r.claim: r for r in results}

@@ -78,8 +78,9 @@ def test_a_sign_flipped_offset_fails_the_fixed_jacobian(monkeypatch):
     case = claim.cases_for("quick")[0]
     assert case["s2"] == 0.25 and case["gamma"] == 1.0
     prof = claim.profiles["quick"]
+    # 24 draws per size (the hand-typed quick count before the draws were sized by the run)
     data = {T: [experiments.input_jacobian(np.random.default_rng([SEED, T, r]), T, case)
-                for r in range(prof.replicates)] for T in prof.sizes}
+                for r in range(24)] for T in prof.sizes}
     _assert_flip_fails(monkeypatch, claim, case, data, "jacobian_fix")
 
 
@@ -96,7 +97,7 @@ def test_a_sign_flipped_offset_fails_the_edge_of_A(monkeypatch):
     data = {}
     for T in prof.sizes:
         data[T] = []
-        for r in range(prof.replicates):
+        for r in range(64):  # the hand-typed standard count before the draws were sized
             A = experiments._attention(np.random.default_rng([SEED, T, r]), T, case)
             data[T].append({"edge": float(top_singular_values(A, 2)[1] * math.sqrt(T))})
     _assert_flip_fails(monkeypatch, claim, case, data, "edge", profile="standard")

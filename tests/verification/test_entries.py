@@ -111,6 +111,8 @@ def test_reproduce_command_names_the_law_not_s2():
     (job,) = plan_run(opts).jobs
     cmd = reproduce_command(job, [64, 91, 128])
     assert "--entries 'scipy:gamma(2)'" in cmd and "s2=" not in cmd and "mu=" not in cmd
+    # fixed replicates (--replicates 8) are restated; narrowed sizes of a self-sized run
+    # would restate the replicates drawn there
     assert "--sizes 64,91,128 --replicates 8 --seed 1" in cmd and cmd.endswith("--no-replay")
 
 

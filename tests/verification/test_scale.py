@@ -256,7 +256,7 @@ def test_judging_in_the_pool_gives_what_judging_here_gives(tmp_path):
     # and the 2-worker run did judge in the pool
     engine = make_engine(2)
     try:
-        judged = _judge_in_pool(store, plan_run(opts), engine)
+        judged = _judge_in_pool(store, plan_run(opts), engine, {})
     finally:
         engine.close()
     assert len(judged) == sum(len(v) for v in plan_run(opts).cases.values()) > 0
