@@ -274,6 +274,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a claim's own code misbehaved: one line, no traceback, no verdict
         print(f"gapverify: claim error: {exc}", file=sys.stderr)
         return EXIT_CLAIM_ERROR
+    except KeyboardInterrupt as exc:
+        from gapverify.verification.claims.loading import ClaimFileInterrupt
+
+        if not isinstance(exc, ClaimFileInterrupt):
+            raise  # a run's own interrupt handling (the measurements are kept) said it
+        # Ctrl-C while a claim file loaded: one line naming the file and line, 128 + SIGINT
+        print(f"gapverify: {exc}", file=sys.stderr)
+        return 130
     except (ValueError, KeyError) as exc:
         if _input_error(exc):
             print(f"gapverify: error: {exc}", file=sys.stderr)
