@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import inspect
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -376,15 +375,12 @@ def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates,
 
 
 def _experiment_digest(fn) -> str:
-    """12 hex digits of the sha-256 of a claim object's experiment function: its source
-    where Python has it (a notebook cell's too), else its compiled code; a changed
-    experiment never reuses the measurements of the old one."""
-    try:
-        text = inspect.getsource(fn).encode()
-    except (OSError, TypeError):
-        code = getattr(fn, "__code__", None)
-        text = (code.co_code + repr(code.co_consts).encode()) if code else repr(fn).encode()
-    return hashlib.sha256(text).hexdigest()[:12]
+    """The key digest of a claim object's experiment: that of its code and what it
+    reaches (:func:`~verification.claims.experiment_digest.experiment_digest`, as a claim
+    file's), else of its ``repr``; a changed experiment never reuses the old measurements."""
+    from gapverify.verification.claims.experiment_digest import experiment_digest
+
+    return experiment_digest(fn) or hashlib.sha256(repr(fn).encode()).hexdigest()[:12]
 
 
 def _register_objects(items: list, objects: list) -> list:

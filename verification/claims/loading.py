@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Mapping
 from gapverify.numerics.plugins import EXTRA_EXPERIMENTS
 from gapverify.theory.parameters import PARAMETERS, Parameter
 from gapverify.verification.claims.errors import ClaimDefinitionError, ClaimTypeError, UsageError
+from gapverify.verification.claims.experiment_digest import experiment_digest
 from gapverify.verification.claims.model import Claim
 
 __all__ = ["ENV", "ENTRY_POINT_GROUP", "ClaimFileError", "ClaimFileInterrupt", "claim_paths",
@@ -244,7 +245,9 @@ def _adopt(claim: object, path: str, source: str, digest: str, taken: dict[str, 
     _check_claim(claim, where, taken)
     experiment = claim.experiment
     if callable(experiment):
-        key = _experiment_key(claim.id, digest)
+        # keyed by the experiment's code, not the file's: a changed statement is judged
+        # again on the stored samples, a changed experiment samples again
+        key = _experiment_key(claim.id, experiment_digest(experiment) or digest)
         EXTRA_EXPERIMENTS[key] = experiment
         claim = dataclasses.replace(claim, experiment=key)
     elif experiment not in EXTRA_EXPERIMENTS and not _builtin_experiment(experiment):
