@@ -120,11 +120,35 @@ def _cmd_verify(args) -> int:
             print(f"gapverify verify: 'gapverify {name}' ended with exit {code} (see above); "
                   f"the run's results are in {results} and are not lost", file=sys.stderr)
     code = run_exit_code(results, run_code)
+    if args.summary:
+        _write_summary(Path(args.summary), results, store)
     print(f"Outputs: {results}, {out / 'report.pdf'} (where LaTeX is complete), "
           f"{out / 'report.tex'}, {out / 'tables'}/, {out / 'figures'}/"
           + (f", {out / 'depth_profile.png'}" if args.profile in _PAPER_FIGURE else ""))
     print(f"gapverify verify: {_summary(results)}: exit {code}")
     return code
+
+
+def _write_summary(path: Path, results: Path, store: str) -> None:
+    """The job-summary page (:func:`reports.changes.job_summary`): the summary table and
+    what changed since the store's previous run of the profile."""
+    import json
+
+    from gapverify.reports.changes import job_summary, previous_run
+    from gapverify.verification.running.store import Store
+
+    run = json.loads(results.read_text())
+    st = Store(store, readonly=True)
+    try:
+        before = previous_run(st.runs(), st, run)
+    finally:
+        st.close()
+    try:
+        with path.open("a", encoding="utf-8") as f:  # $GITHUB_STEP_SUMMARY is appended to
+            f.write(job_summary(run, before))
+    except OSError as exc:
+        print(f"gapverify verify: parameter '--summary': cannot write {str(path)!r}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
 
 
 def register(sub) -> None:
@@ -142,6 +166,11 @@ def register(sub) -> None:
                         f"${STORE_ENV} if set, else {DEFAULT_STORE})")
     p.add_argument("--workers", type=_int_in("--workers", 1, 64), default=None,
                    help="worker processes of the run (default: the run's, up to 2)")
+    p.add_argument("--summary", metavar="PATH", default=None,
+                   help="append a Markdown job summary to PATH: one row per claim (verdict, "
+                        "power) and what changed since the store's previous run of the "
+                        "profile (experiment, statement, rate, verdict); for CI, e.g. "
+                        "$GITHUB_STEP_SUMMARY (default: none)")
 
 
 COMMANDS = {"verify": _cmd_verify}
