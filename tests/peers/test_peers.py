@@ -13,9 +13,12 @@ FILES = ("entropy.py", "collapsed_gradients.py", "kedia_attention.py")
 
 
 def _module(name):
+    """The loaded file and the module it ran as (its experiment's module)."""
+    from gapverify.numerics.plugins import EXTRA_EXPERIMENTS
+
     loaded = loading.read_claim_file(PEERS / name, {})
-    return loaded, __import__("sys").modules[f"gapverify_claims_{Path(name).stem}_" +
-                                              loaded.claims[0].experiment.split("@")[1]]
+    function = EXTRA_EXPERIMENTS[loaded.claims[0].experiment]
+    return loaded, __import__("sys").modules[function.__module__]
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -230,7 +230,7 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     tasks = list(dict.fromkeys(tasks))  # claims sharing an experiment share its tasks
     total = len(tasks) + stored  # a task two claims share is one task, not one reused
     engine.check_memory(tasks)
-    if progress and tasks:
+    if progress and (tasks or total):  # everything stored: the output says so
         progress.start(f"{len(run.claims)} claim(s)", len(tasks), total, tasks=tasks)
     # the first replicate of each case of a claim file's claim, run and checked first
     probed = probe(store, cases, engine, progress)
