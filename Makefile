@@ -34,10 +34,11 @@ quick: $(STAMP)
 long: $(STAMP)
 	$(VENV)/bin/gapverify verify --profile long --out reports/long
 
-# two test processes (pytest-xdist) on the two cores the suite is sized for: the sampled
-# fixtures are made once and shared (tests/verification/conftest.py)
+# two test processes (pytest-xdist) on the two cores the suite is sized for, one BLAS
+# thread each (two processes already fill the cores): the sampled fixtures are made once
+# and shared (tests/verification/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest -n 2
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,rounds
