@@ -25,6 +25,8 @@ from typing import Any, Iterable, Mapping
 from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
+from gapverify.reports.latex import single_scripts
+
 __all__ = ["mathtext", "math", "rich", "wrap", "identifier", "quantity", "case_text",
            "Key", "describe", "furniture", "line", "text_problems"]
 
@@ -83,28 +85,6 @@ def _brace(latex: str) -> str:
     return "".join(out)
 
 
-def _scripts(latex: str) -> str:
-    """``x_F^2_{tok}`` (a double subscript, which TeX refuses too) -> ``x_F^2{}_{tok}``."""
-    out, seen, i = [], set(), 0
-    while i < len(latex):
-        ch = latex[i]
-        if ch in "_^":
-            if ch in seen:
-                out.append("{}")
-                seen = set()
-            seen.add(ch)
-            end = _token(latex, i + 1) if i + 1 < len(latex) else i + 1
-            out.append(latex[i:end])
-            i = end
-            continue
-        end = _token(latex, i)
-        if latex[i:end].strip():
-            seen = set()
-        out.append(latex[i:end])
-        i = end
-    return "".join(out)
-
-
 @functools.lru_cache(maxsize=1)
 def _parser():
     from matplotlib.mathtext import MathTextParser
@@ -125,7 +105,7 @@ def mathtext(latex: str) -> str:
     r"""A formula (LaTeX, no ``$``) in the subset mathtext renders: the macros it lacks
     spelled its way, every argument in braces; a command it still refuses is dropped (its
     argument stays), so the formula is typeset, never shown as source."""
-    text = _scripts(_brace(_rename(str(latex).strip())))
+    text = single_scripts(_brace(_rename(str(latex).strip())))
     for _ in range(8):
         complaint = _parses(text)
         if complaint is None:

@@ -14,11 +14,12 @@ import pytest
 from matplotlib.collections import LineCollection
 
 from gapverify.reports.canvas import new_figure
+from gapverify.reports.latex import single_scripts
 from gapverify.reports.figure_text import figure_problems
 from gapverify.reports.claim_figures import claim_figures
 from gapverify.reports.claim_panels import Z95
 from gapverify.reports.figure_text import (
-    Key, _brace, _parses, _rename, _scripts, _split, case_text, identifier, line, mathtext, rich, text_problems, wrap,
+    Key, _brace, _parses, _rename, _split, case_text, identifier, line, mathtext, rich, text_problems, wrap,
 )
 from gapverify.reports.figures import stable_rank_figure
 from gapverify.reports.overview_figure import overview_figures
@@ -88,7 +89,7 @@ def test_every_registry_title_and_quantity_is_mathtext():
         for is_math, piece in _split(rich(claim.title)):
             assert not is_math or _parses(piece) is None, (claim.id, piece)
         for p in claim.predictions:
-            spelled = _scripts(_brace(_rename(p.quantity)))  # nothing dropped, no fallback
+            spelled = single_scripts(_brace(_rename(p.quantity)))  # nothing dropped, no fallback
             assert _parses(spelled) is None and mathtext(p.quantity) == spelled, (claim.id, spelled)
 
 

@@ -44,3 +44,17 @@ def quick_store(tmp_path_factory):
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return str(path), {r.claim: r for r in results}
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch):
+    """The registry with the session's configured claims (plug-ins) loaded, and empty
+    ``$GAPVERIFY_CLAIMS``: whatever a test loads or registers is gone afterwards, even
+    where the code under test failed to put it back."""
+    from gapverify.verification.claims.registry import REGISTRY
+
+    REGISTRY.load_configured()  # what the session's environment configures, kept
+    saved = REGISTRY.state()
+    monkeypatch.setenv("GAPVERIFY_CLAIMS", "")  # restored afterwards
+    yield
+    REGISTRY.restore(saved)

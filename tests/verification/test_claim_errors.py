@@ -44,16 +44,8 @@ CLAIMS = [Claim(
 RETURN = '    return {"T_sum_sq": float(T * np.mean(np.sum(A**2, axis=1)))}'
 
 
-@pytest.fixture(autouse=True)
-def isolated_registry(monkeypatch):
-    """Claims loaded here leave the registry (and $GAPVERIFY_CLAIMS) as they found it."""
-    from gapverify.verification.claims.registry import REGISTRY
-
-    REGISTRY.load_configured()
-    saved = REGISTRY.state()
-    monkeypatch.setenv("GAPVERIFY_CLAIMS", "")
-    yield
-    REGISTRY.restore(saved)
+# claims loaded here leave the registry and $GAPVERIFY_CLAIMS as they found them
+pytestmark = pytest.mark.usefixtures("isolated_registry")
 
 
 def run(tmp_path, capsys, text, *extra, name="claims.py"):

@@ -19,16 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = dict(sizes=[64, 128, 256], replicates=6, seed=1)
 
 
-@pytest.fixture(autouse=True)
-def isolated_registry(monkeypatch):
-    """Whatever a test registers is gone afterwards, even where verify() failed to."""
-    from gapverify.verification.claims.registry import REGISTRY
-
-    REGISTRY.load_configured()
-    saved = REGISTRY.state()
-    monkeypatch.setenv("GAPVERIFY_CLAIMS", "")
-    yield
-    REGISTRY.restore(saved)
+# claims loaded here leave the registry and $GAPVERIFY_CLAIMS as they found them
+pytestmark = pytest.mark.usefixtures("isolated_registry")
 
 
 def grand_mean(rng, T, params):

@@ -20,16 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "writing-a-claim.md"
 
 
-@pytest.fixture(autouse=True)
-def isolated_registry(monkeypatch):
-    """Claims loaded here leave the registry (and $GAPVERIFY_CLAIMS) as they found it."""
-    from gapverify.verification.claims.registry import REGISTRY
-
-    REGISTRY.load_configured()  # what the session's environment configures, kept
-    saved = REGISTRY.state()
-    monkeypatch.setenv("GAPVERIFY_CLAIMS", "")  # restored (unset) afterwards
-    yield
-    REGISTRY.restore(saved)
+# claims loaded here leave the registry and $GAPVERIFY_CLAIMS as they found them
+pytestmark = pytest.mark.usefixtures("isolated_registry")
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ LEASE_SECONDS = 120.0
 __all__ = ["LEASE_SECONDS", "Task", "params_key", "Terminated", "stream", "run_task",
            "task_limits", "task_threads", "available_cores", "task_cost", "task_memory",
            "available_memory", "check_memory", "SerialExecutor", "default_executor",
-           "shutdown_executor", "plan", "per_size", "sweep", "replay_seed", "TimeLeft",
+           "shutdown_executor", "plan", "per_size", "abandon", "sweep", "replay_seed", "TimeLeft",
            "reference_seconds"]
 
 
@@ -437,11 +437,17 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
                 store.renew([t.key for t in pending.values()], owner, lease_seconds)
                 renewed = time.monotonic()
     except BaseException:
-        for fut in pending:
-            fut.cancel()
-        try:
-            store.release(owner)
-        except Exception:  # noqa: BLE001 - the store may be what failed; leases then expire
-            pass
+        abandon(pending, store, owner)
         raise
     return computed
+
+
+def abandon(futures: Iterable, store: Store, owner: str) -> None:
+    """After an error or an interrupt: cancel what has not started and give back the
+    leases of ``owner`` (the store may be what failed: its leases then expire)."""
+    for fut in futures:
+        fut.cancel()
+    try:
+        store.release(owner)
+    except Exception:  # noqa: BLE001 - the store may be what failed; leases then expire
+        pass

@@ -20,7 +20,7 @@ from gapverify.verification.running.claim_errors import (
     user_claim,
 )
 from gapverify.verification.running.runner import (
-    LEASE_SECONDS, Task, lease_owner, params_key, plan, replay_seed, run_task, sweep,
+    LEASE_SECONDS, Task, abandon, lease_owner, params_key, plan, replay_seed, run_task, sweep,
 )
 from gapverify.verification.running.sampling_inputs import (  # noqa: F401 - the suite's API
     backend_keys, entry_law_lines, entry_law_of, select_entry_claims,
@@ -84,12 +84,7 @@ def probe(store: Store, cases: Sequence[tuple[Claim, Mapping[str, float], Sequen
             if progress:
                 progress.advance(task, seconds)
     except BaseException:
-        for future in futures.values():
-            future.cancel()
-        try:
-            store.release(owner)
-        except Exception:  # noqa: BLE001 - the store may be what failed; leases then expire
-            pass
+        abandon(futures.values(), store, owner)
         raise
     return set(futures)
 
