@@ -123,3 +123,21 @@ def test_model_against_a_small_sampled_case():
     assert abs(mean - se.edge_mean(s2, T)) < tol
     assert abs(mean - se.bulk_edge(s2, T)) > tol
     assert abs(np.mean(a1) - se.max_entry_mean(s2, T)) < 3.3 * np.std(a1, ddof=1) / math.sqrt(n)
+
+
+def test_t_decay_is_where_the_excess_starts_to_decay_like_the_fit():
+    # from t_decay on, the spike excess falls at least like T^-2/3 (or is negligible);
+    # just below it, it falls more slowly (at s2 = 1/2 it is still near its 5% peak)
+    import math
+
+    from gapverify.theory.spike_edge import spike_excess, t_decay
+
+    def local(s2, T, h=2 ** 0.25):
+        return -math.log(spike_excess(s2, T * h) / spike_excess(s2, T)) / math.log(h)
+
+    assert t_decay(0.1) == 16
+    for s2 in (0.25, 0.5):
+        T = t_decay(s2)
+        assert local(s2, T) >= 2 / 3 - 1e-6 and local(s2, 0.8 * T) < 2 / 3
+    assert t_decay(0.25) < 64 < 128 < t_decay(0.5) < 181
+    assert max(spike_excess(0.5, T) for T in (32, 45, 64)) > 0.045

@@ -135,7 +135,10 @@ def _checks(claim: Claim) -> dict[str, dict]:
                                      if c.models else {}),
                                   **({"correction": c.correction.__name__} if c.correction else {}),
                                   **({"relative_to": list(c.relative_to)} if c.relative_to else {}),
-                                  "domain": c.domain_note or c.min_size_note or None}
+                                  # both notes: a changed smallest size of a check with a
+                                  # parameter domain is a changed statement too
+                                  "domain": "; ".join(n for n in (c.domain_note, c.min_size_note)
+                                                      if n) or None}
             for key, c in _checks_by_label(claim)}
 
 

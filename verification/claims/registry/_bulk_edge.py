@@ -28,11 +28,11 @@ from gapverify.theory.edge_offset import tracy_widom_offset
 from gapverify.verification.claims.authoring import (
     ONE_OVER_T, POWER_TARGETS, Check, Profile, geometric_sizes,
 )
-from gapverify.verification.claims.registry._common import LIGHT_TAIL_S2, _kappa
+from gapverify.verification.claims.registry._common import EDGE_RATES, LIGHT_TAIL_S2, _kappa
 
 __all__ = ["tracy_widom_correction", "TW_EDGE_NOTE", "offset_check", "OFFSET_S2", "offset_domain",
-           "bulk_edge_floor", "width_edge_floor",
-           "long_profile", "LONG_CASES", "SPIKE_NOTE", "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
+           "bulk_edge_floor", "light_edge_floor", "width_edge_floor",
+           "long_profile", "LONG_CASES", "SPIKE_NOTE", "DECAY_NOTE", "WIDTH_SPIKE_NOTE", "WIDTH_SPIKE_THRESHOLD"]
 
 
 def tracy_widom_correction(p: Mapping[str, float], T: np.ndarray) -> np.ndarray:
@@ -97,15 +97,27 @@ def _spike_floor(s2: float, power: int) -> int:
     return spike_edge.t_min(s2, power=power)
 
 
+@functools.lru_cache(maxsize=None)
+def _decay_floor(s2: float) -> int:
+    return spike_edge.t_decay(s2, rate=EDGE_RATES[0])
+
+
 def bulk_edge_floor(power: int = 1, light: float = LIGHT_TAIL_S2) -> Callable[[Mapping], int]:
-    """A check's ``min_size``: every size for ``s2 <= light`` (where the approach is judged
-    with power at the quick and standard sizes), else ``t_min(s2, power=power)`` of
-    :mod:`theory.spike_edge`."""
+    """A check's ``min_size``: for ``s2 <= light`` the size from which the spike excess
+    decays at least as fast as the edge fit's slowest rate (``t_decay(s2, 2/3)`` of
+    :mod:`theory.spike_edge`: 31 at ``s2 = 1/4``, 169 at 1/2; below it the excess is flat
+    or rising, which ``L + c T^-r`` cannot follow: at ``T = 16..128`` the edge's interval
+    missed ``2 kappa`` at ``s2 = 1/4`` and 1/2), else ``t_min(s2, power=power)``."""
     def floor(p: Mapping[str, float]) -> int:
         s2 = float(p["s2"])
-        return 0 if s2 <= light * (1 + 1e-12) else _spike_floor(s2, power)
+        return _decay_floor(s2) if s2 <= light * (1 + 1e-12) else _spike_floor(s2, power)
 
     return floor
+
+
+def light_edge_floor(p: Mapping[str, float]) -> int:
+    """``min_size`` of an edge judged on light tails only (its ``domain``): ``t_decay``."""
+    return _decay_floor(float(p["s2"]))
 
 
 #: The largest mean lift of the edge of X1perp by a spike that the check of sr(X1perp)/T
@@ -137,7 +149,13 @@ WIDTH_SPIKE_NOTE = (
     "kappa/a)^2; it moves the edge x* only above a = kappa u_c, u_c^2 = (1 + sqrt(1 + "
     "8 gamma))/2, to (u + 1/u)^2 (1 + gamma/u^2)): {floors}")
 
-SPIKE_NOTE = ("judged where the bulk edge holds: every size for s2 <= {light}, else T >= "
+#: Why a light-tailed edge is judged from ``t_decay(s2)``.
+DECAY_NOTE = ("judged from the size where the largest entries' lift of the edge (theory."
+              "spike_edge) decays at least like T^-2/3, the fit's slowest rate: T >= "
+              "t_decay(s2) = 16 for s2 <= 0.1, 31 at s2 = 1/4, 61 at 0.35, 169 at 1/2 (below, "
+              "the lift is flat or rising: 5.0% of the edge at T = 45, s2 = 1/2)")
+
+SPIKE_NOTE = ("judged where the bulk edge holds: T >= t_decay(s2) for s2 <= {light}, else T >= "
               "t_min(s2) (theory.spike_edge: the largest entries a of sqrt(T) Aperp act as "
               "rank-one spikes a + kappa^2/a above kappa and lift {what} by at most 1% from "
               "t_min on: {floors}); the long profile judges s2 = 1/2 and log 2 at "

@@ -12,7 +12,7 @@ from gapverify.theory.edge_offset import squared_edge_relative_offset
 from gapverify.verification.claims.authoring import (
     ONE_OVER_T_SERIES, UNBIASED, Check, Claim, Prediction, RateRule, profiles,
 )
-from gapverify.verification.claims.registry._bulk_edge import offset_check
+from gapverify.verification.claims.registry._bulk_edge import DECAY_NOTE, light_edge_floor, offset_check
 from gapverify.verification.claims.registry._common import (
     EDGE_RATES, GAP, _LIGHT_TAIL_NOTE, _k2, _layers, light_tails,
 )
@@ -205,7 +205,7 @@ CLAIMS.append(Claim(
         Check("jacobian_fix", "jacobian_fix", "limit", rate_range=EDGE_RATES,
               rate_status="derived", rate_note=_JACOBIAN_FIX_NOTE,
               correction=_jacobian_fix_offset, domain=light_tails,
-              domain_note=_LIGHT_TAIL_NOTE),
+              domain_note=_LIGHT_TAIL_NOTE, min_size=light_edge_floor, min_size_note=DECAY_NOTE),
         offset_check("jacobian_fix", "jacobian_fix", correction=_jacobian_fix_offset),
     ),
     parameters=("s2", "mu", "gamma", "sigma_V"),

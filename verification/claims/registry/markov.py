@@ -15,8 +15,8 @@ from gapverify.verification.claims.registry._common import (
     _fix_predicted_spectrum, _lanczos_tolerance, _quarter_circle_cdf, light_tails,
 )
 from gapverify.verification.claims.registry._bulk_edge import (
-    LONG_CASES, SPIKE_NOTE, TW_EDGE_NOTE, bulk_edge_floor, long_profile, offset_check,
-    tracy_widom_correction,
+    DECAY_NOTE, LONG_CASES, SPIKE_NOTE, TW_EDGE_NOTE, bulk_edge_floor, light_edge_floor,
+    long_profile, offset_check, tracy_widom_correction,
 )
 
 _EDGE_FLOOR = bulk_edge_floor()
@@ -82,7 +82,7 @@ CLAIMS.append(Claim(
                         "0.92-1.10 (quick, 7 root seeds of base 987654321): asserted 0.9"),
         Check("edge", "edge", "limit", rate_range=EDGE_RATES, rate_status="derived",
               rate_note=TW_EDGE_NOTE, correction=tracy_widom_correction, domain=light_tails,
-              domain_note=_LIGHT_TAIL_NOTE),
+              domain_note=_LIGHT_TAIL_NOTE, min_size=light_edge_floor, min_size_note=DECAY_NOTE),
         offset_check("edge", "edge"),
     ),
     parameters=("s2", "mu"),
