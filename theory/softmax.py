@@ -22,7 +22,7 @@ from functools import cache
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1
-from sympy.stats import E, Normal
+from sympy.stats import Normal, moment_generating_function
 
 from gapverify.theory.parameters import PARAMETERS, exact
 
@@ -41,8 +41,11 @@ def _closed(expr: sp.Expr) -> sp.Expr:
 def entry_moments() -> tuple[sp.Expr, sp.Expr]:
     """``(m, sigma^2)`` of ``exp(N(mu, s2))`` as sympy expressions in ``mu``, ``s2``."""
     M = Normal("M", MU, sp.sqrt(S2))
-    m = _closed(E(sp.exp(M)))
-    second = _closed(E(sp.exp(2 * M)))
+    # E e^{kM} is the law's moment generating function at k (sympy's, from the density):
+    # the same value as E(exp(k M)) by integration, which took 17 s per process
+    mgf = moment_generating_function(M)
+    m = _closed(mgf(1))
+    second = _closed(mgf(2))
     return m, sp.simplify(second - m**2)
 
 
