@@ -5,6 +5,10 @@ Each finished replicate is committed on its own, so an interrupted sweep keeps e
 it finished and a rerun of the same command computes only what is missing. Writes happen
 in the coordinating process only; workers return payloads.
 
+Durability. WAL with ``synchronous = NORMAL``: a committed measurement survives its run
+being killed (any signal); an operating-system crash or power cut may lose the last
+commits, never the file's consistency, and a rerun samples what was lost.
+
 Concurrent runs. A file store is opened in WAL mode (readers never block the writer) with
 a busy timeout. A run leases each task before computing it (table ``leases``: the
 measurement's key, the owner, an expiry time); :meth:`Store.claim` takes a lease inside a
@@ -144,6 +148,9 @@ class Store:
     def __init__(self, path: str | Path = "gapverify.sqlite", readonly: bool | None = None) -> None:
         self.path = str(path)
         memory = self.path == ":memory:"
+        #: decoded measurements per (experiment, params, seed, version, T), replicates
+        #: 0.. in order: a stored row never changes (INSERT OR IGNORE), so each is decoded once
+        self._decoded: dict[tuple, list[dict]] = {}
         try:
             self._open(memory, readonly)
         except OSError as exc:  # e.g. a name too long for the file system
@@ -181,6 +188,10 @@ class Store:
                 if not self.readonly:
                     if not memory:
                         self.db.execute("PRAGMA journal_mode = WAL")
+                        # a commit survives a killed process; only an OS crash or power cut
+                        # may lose the last ones (which a rerun samples again): 0.08 ms a
+                        # commit instead of 1.2 ms with FULL, four commits a task
+                        self.db.execute("PRAGMA synchronous = NORMAL")
                     self.db.executescript(_SCHEMA)
                     self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -320,14 +331,21 @@ class Store:
         out: dict[int, list[dict[str, object]]] = {}
         for T in sizes:
             n = int(replicates[T]) if isinstance(replicates, Mapping) else int(replicates)
-            rows = self.db.execute(
-                "SELECT payload FROM measurements WHERE experiment=? AND params=? AND "
-                "root_seed=? AND code_version=? AND T=? AND replicate<? ORDER BY replicate",
-                (experiment, params, root_seed, version, int(T), n)).fetchall()
-            if len(rows) < n:
-                raise RuntimeError(f"{experiment}: {len(rows)} of {n} replicates stored at "
-                                   f"T={T} (code version {version}); the sweep did not finish")
-            out[int(T)] = [self._decode(p, experiment, T, r) for r, (p,) in enumerate(rows)]
+            key = (experiment, params, root_seed, version, int(T))
+            cached = self._decoded.setdefault(key, [])
+            if len(cached) < n:  # rounds load the same rows again: decode each row once
+                rows = self.db.execute(
+                    "SELECT payload FROM measurements WHERE experiment=? AND params=? AND "
+                    "root_seed=? AND code_version=? AND T=? AND replicate>=? AND replicate<? "
+                    "ORDER BY replicate",
+                    (experiment, params, root_seed, version, int(T), len(cached), n)).fetchall()
+                if len(cached) + len(rows) < n:
+                    raise RuntimeError(f"{experiment}: {len(cached) + len(rows)} of {n} replicates "
+                                       f"stored at T={T} (code version {version}); the sweep did "
+                                       "not finish")
+                cached += [self._decode(p, experiment, T, len(cached) + r)
+                           for r, (p,) in enumerate(rows)]
+            out[int(T)] = [dict(m) for m in cached[:n]]
         return out
 
     def _decode(self, payload: bytes, experiment: str, T: int, replicate: int) -> dict:
