@@ -9,7 +9,8 @@ import pytest
 from gapverify.verification.claims import loading
 
 PEERS = Path(__file__).resolve().parents[2] / "peers"
-FILES = ("entropy.py", "collapsed_gradients.py", "kedia_attention.py")
+FILES = ("entropy.py", "collapsed_gradients.py", "kedia_attention.py", "kq_spectrum.py",
+         "cubic_collapse.py", "token_clustering.py", "attention_kernel.py")
 
 
 def _module(name):

@@ -18,7 +18,11 @@ from gapverify.verification.claims.registry._common import CEX, GAP, RIDER, spli
 _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess kurtosis "
               "6/d_qk) and the edge does not converge to 2 kappa (measured "
               "sqrt(T) s_2 = 11.8, 5.3, 3.2 for d_qk = 8, 64, 512 at T = 800): recorded, "
-              "not asserted")
+              "not asserted. The i.i.d. laws hold for the merged head (exactly) and for "
+              "separate heads only as d_qk/T -> oo; with d_qk proportional to T the squared "
+              "singular values of sqrt(T) A^perp follow another law, m2 = 2 kappa^4 + "
+              "s2^2 T/d_qk, edge strictly above 4 kappa^2 (Hayase, Collins, Karakida 2025: "
+              "peers.kq_spectrum)")
 
 #: Means biased by O(1/T) that fluctuate like T^-1/2: a rated check could state only the
 #: fluctuation's rate 1/2 and would extrapolate the means at it, overshooting once they are
@@ -58,7 +62,9 @@ CLAIMS.append(Claim(
                    note="the value as d_qk grows: a reference, not a prediction at finite d_qk"),
         Prediction("separate_sqrtT_s2", "derived", lambda p: outlier_predictions(p["s2"])["sqrtT_s2"],
                    r"\sqrt{T}s_2(A_{sep})", kind="reference", reference_limit="d_qk",
-                   note="the edge as d_qk grows; at finite d_qk it does not converge to it"),
+                   note="the edge as d_qk grows; at finite d_qk it does not converge to it, "
+                        "and with d_qk proportional to T it converges above it "
+                        "(peers.kq_spectrum)"),
         Prediction("xavier_frob", "derived", lambda p: sp.Integer(1),
                    r"\|A^\perp\|_F^2 (d+d_{qk})^2/4",
                    note="logit variance 4/(d+d_qk)^2 = kappa^2 to first order: A -> 11^T/T"),
