@@ -153,3 +153,11 @@ def test_the_exit_code_is_documented():
     root = Path(__file__).resolve().parents[2]
     assert exit_code_table() in (root / "README.md").read_text(encoding="utf-8")
     assert "4 a claim error" in " ".join(build_parser().format_help().split())
+
+
+def test_a_statistic_returned_as_an_array_of_one_number_is_judged(tmp_path, capsys):
+    # the claim checks accept np.array([x]) as a real number; the judging must read it
+    # (numpy >= 2.3 refuses float() of an array with ndim > 0)
+    text = GOOD.replace(RETURN, '    return {"T_sum_sq": np.array([T * np.mean(np.sum(A**2, axis=1))])}')
+    code, err, _ = run(tmp_path, capsys, text)
+    assert code in (0, 3) and not any("claim error" in line or "Traceback" in line for line in err)

@@ -164,7 +164,9 @@ class ClaimResult:
 
 
 def _values(reps: Sequence[Mapping[str, object]], key: str) -> np.ndarray:
-    return np.array([float(r[key]) for r in reps])
+    # .item(): a number, or an array of one number (an experiment's np.array([x]), which
+    # the claim checks accept as a real number; float() refuses ndim > 0 in numpy >= 2.3)
+    return np.array([float(np.asarray(r[key]).item()) for r in reps])
 
 
 def _matching_residual(measured: np.ndarray, predicted: np.ndarray) -> float:
