@@ -145,3 +145,21 @@ def test_cli_prints_the_coverage_and_writes_json_and_figure(tmp_path, capsys):
     assert "Coverage of the limit checks" in out and "pooled" in out and "m = 2" in out
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["coverage"]["pooled"]["n"] == 40 and doc["claims"][0]["claim"] == "a"
+
+
+def test_a_judged_rated_check_records_the_degrees_of_freedom_coverage_uses():
+    # the judging writes limit_dof; coverage reads it, and it is the recomputed one
+    from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
+    from gapverify.verification.judging.verdict import judge_claim
+
+    rng = np.random.default_rng(5)
+    sizes = (64, 128, 256, 512)
+    claim = Claim(id="toy.dof", title="toy", parameters=("s2",), experiment="none",
+                  predictions=(Prediction("x", "derived", lambda p: 1, "x"),),
+                  checks=(Check("x", "x", "limit", rate=1.0, rate_status="derived"),),
+                  references=(), profiles={"quick": Profile(sizes, 6, 0.05)})
+    data = {T: [{"x": 1 + 2 / T + 0.01 * rng.standard_normal()} for _ in range(6)] for T in sizes}
+    (check,) = judge_claim(claim, data, {"s2": 1.0}, q=Q, root_seed=0).checks
+    assert check.limit_dof is not None and 3 <= check.limit_dof <= 23
+    recomputed = rated_dof(CheckResult(**{**check.__dict__, "limit_dof": None}))
+    assert rated_dof(check) == check.limit_dof == pytest.approx(recomputed)

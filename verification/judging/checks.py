@@ -103,6 +103,9 @@ class CheckResult:
     beta_se: float | None = None
     limit_hat: float | None = None
     limit_se: float | None = None
+    #: the degrees of freedom of ``limit_se`` (Welch-Satterthwaite over the fit's sizes) of
+    #: a rated check, whose limit test uses the Student quantile there; None elsewhere
+    limit_dof: float | None = None
     failing_size: int | None = None
     failing_replicate: int | None = None
     rate_note: str = ""
@@ -268,6 +271,7 @@ class _Outcome:
     limit_se: float | None = None
     rate: float | None = None
     failing: int | None = None
+    limit_dof: float | None = None
     interval: tuple[float, float] | None = None
 
 
@@ -349,7 +353,8 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
                                     f"(stated {rate:.3g}); limit {ext.a:.5g}±{ext.se_a:.2g}")
     failing = None if ok else _first_outside_envelope(Ts, err, err_se, rate,
                                                       student_quantile(q, float(n.min()) - 1))
-    return _Outcome(ok, reason, beta, fit.se_b, ext.a, ext.se_a, rate, failing)
+    return _Outcome(ok, reason, beta, fit.se_b, ext.a, ext.se_a, rate, failing,
+                    limit_dof=float(ext.dof_a) if math.isfinite(ext.dof_a) else None)
 
 
 def _first_outside_envelope(T, err, se, rate, q) -> int:
@@ -402,6 +407,7 @@ def _statistical(check: Check, prep: _Prepared, predicted: float, params: Mappin
     result.reason += out.reason
     result.beta, result.beta_se = out.beta, out.beta_se
     result.limit_hat, result.limit_se = out.limit_hat, out.limit_se
+    result.limit_dof = out.limit_dof
     result.failing_size = out.failing
     if out.interval is not None and all(map(math.isfinite, out.interval)):
         result.limit_interval = [float(out.interval[0]), float(out.interval[1])]

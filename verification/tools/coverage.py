@@ -145,7 +145,10 @@ def rated_dof(check: CheckResult) -> float:
     (:func:`~verification.judging.inference.extrapolate_limit`). The degrees of freedom do
     not depend on the means, so a check whose means the theory's correction moved is
     recomputed all the same; the recomputed error must be the recorded one (up to the
-    Birge factor, which the correction changes), else ``inf`` (the normal)."""
+    Birge factor, which the correction changes), else ``inf`` (the normal). A result that
+    records its ``limit_dof`` (judged since that field exists) gives it directly."""
+    if getattr(check, "limit_dof", None) is not None:
+        return float(check.limit_dof)
     if check.rate is None or check.beta is None or not check.rows:
         return math.inf
     floor = ROUNDOFF * max(1.0, abs(check.predicted))
