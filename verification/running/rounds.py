@@ -45,7 +45,8 @@ from gapverify.verification.judging.verdict import Variant
 from gapverify.verification.running.allocation import Demand, check_demand
 from gapverify.verification.running.options import Job, RunPlan
 
-__all__ = ["MAX_ROUNDS", "Sizing", "STOPPED", "sample_in_rounds", "job_costs", "next_draws"]
+__all__ = ["MAX_ROUNDS", "TASK_OVERHEAD", "Sizing", "STOPPED", "sample_in_rounds", "job_costs",
+           "next_draws"]
 
 #: Rounds after the pilot at most (each one re-judges every job still short of its target).
 MAX_ROUNDS = 5
@@ -90,13 +91,21 @@ class Sizing:
                 "needed_seconds": self.needed_seconds}
 
 
+#: Seconds a task costs the run beyond its experiment (its lease, its stored row, its
+#: result's checks and decoding): 2.1 ms measured on the reference machine (the runner's
+#: time per task less the experiment's, softmax.kappa's quick profile, 1633 tasks). Without
+#: it a cheap draw looks free: a claim file's experiment, costed 1e-9 T^3 for want of a
+#: record, drew thousands of replicates at its smallest sizes.
+TASK_OVERHEAD = 2e-3
+
+
 def job_costs(job: Job) -> dict[int, float]:
-    """Seconds of one draw at each size on the reference machine (the experiment's cost
-    record; an experiment without one: ``1e-9 T^3``)."""
+    """Seconds of one draw at each size on the reference machine: the experiment's cost
+    record (an experiment without one: ``1e-9 T^3``) plus :data:`TASK_OVERHEAD`."""
     from gapverify.verification.running.time_left import _record
 
     record = _record(job.claim.experiment)
-    return {T: max(record.reference_seconds(T), 1e-9) for T in job.profile.sizes}
+    return {T: max(record.reference_seconds(T), 0.0) + TASK_OVERHEAD for T in job.profile.sizes}
 
 
 def _fit_rate(check: CheckResult) -> tuple[float, bool]:
