@@ -34,6 +34,7 @@ from gapverify.verification.claims.inputs import (DEFAULT_PROFILE, MAX_T, PROFIL
 from gapverify.verification.running.defaults import (DEFAULT_SEED, DEFAULT_STORE, STORE_ENV,
                                                      default_store)
 from gapverify.verification.judging.outcomes import (EXIT_BROKEN_PIPE, EXIT_CLAIM_ERROR,
+                                                     EXIT_INTERRUPTED, EXIT_TERMINATED,
                                                      EXIT_USAGE, ClaimError)
 from gapverify.cli.args import _Parser, add_run_options, output_path
 from gapverify.cli.claims import _cmd_claims, _cmd_describe, _cmd_docs, _cmd_predict
@@ -275,13 +276,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gapverify: claim error: {exc}", file=sys.stderr)
         return EXIT_CLAIM_ERROR
     except KeyboardInterrupt as exc:
+        # Ctrl-C in a command other than a run (which says its own): one line and 130
+        # (143 for a run's SIGTERM that arrived outside its own handling); while a claim
+        # file loaded, the line names the file
         from gapverify.verification.claims.loading import ClaimFileInterrupt
+        from gapverify.verification.running.runner import Terminated
 
-        if not isinstance(exc, ClaimFileInterrupt):
-            raise  # a run's own interrupt handling (the measurements are kept) said it
-        # Ctrl-C while a claim file loaded: one line naming the file and line, 128 + SIGINT
-        print(f"gapverify: {exc}", file=sys.stderr)
-        return 130
+        if isinstance(exc, ClaimFileInterrupt):
+            print(f"gapverify: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        term = isinstance(exc, Terminated)
+        print(f"\ngapverify: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+        return EXIT_TERMINATED if term else EXIT_INTERRUPTED
     except (ValueError, KeyError) as exc:
         if _input_error(exc):
             print(f"gapverify: error: {exc}", file=sys.stderr)
@@ -293,12 +299,16 @@ def entry() -> None:
     """The console script and ``python -m gapverify``: :func:`main`, with
     ``kill -USR1 PID`` printing every thread's stack (faulthandler), to see where a long
     run is. A run started with SIGINT ignored (a background job of a non-interactive
-    shell, ``nohup``) keeps ignoring it, as POSIX programs do; SIGTERM still ends it."""
+    shell, ``nohup``) keeps ignoring it, as POSIX programs do; SIGTERM still ends it (a
+    run and ``verify`` as Ctrl-C does, with their clean-up and exit 143; any other command
+    at once, even inside a long native call). A step of ``gapverify verify`` ends when
+    ``verify`` is gone (:func:`pipeline.follow_parent`)."""
     import faulthandler
     import signal
 
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, all_threads=True)
+    pipeline.follow_parent()
     sys.exit(main())
 
 

@@ -26,17 +26,24 @@ def _cmd_run(args) -> int:
     from gapverify.verification.running.store import Store
     from gapverify.verification.running.suite import results_json, verify
 
-    opts = _run_options(args)
-    store = Store(args.store)
+    store = None
     progress = None if args.quiet else (display.Progress() if sys.stderr.isatty()
                                         else LineProgress())
     try:
-        with _terminate_as_interrupt(), (progress or display.nullcontext()):
-            results = verify(opts, store, progress=progress)
+        with _terminate_as_interrupt():  # from the input checks on (sympy: seconds)
+            opts = _run_options(args)
+            store = Store(args.store)
+            with progress or display.nullcontext():
+                results = verify(opts, store, progress=progress)
     except KeyboardInterrupt as exc:
+        from gapverify.verification.claims.loading import ClaimFileInterrupt
+
+        if isinstance(exc, ClaimFileInterrupt):
+            raise  # while a claim file loaded: the command line's line names the file
         how = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        print(f"\n{how}: {store.count()} measurements are kept in {args.store}; "
-              "rerun the same command to resume", file=sys.stderr)
+        kept = (f"{store.count()} measurements are kept in {args.store}; rerun the same "
+                "command to resume" if store is not None else "before sampling, nothing stored")
+        print(f"\n{how}: {kept}", file=sys.stderr)
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     payload = _record(args, store, results_json(results, opts))
     display.verdict_table(results, opts)
@@ -224,29 +231,59 @@ def _check_memory_early(claims, overrides, sizes, workers, profile) -> None:
     check_memory(tasks, workers)
 
 
+def say_now(text: str) -> None:
+    """One line on stderr, written at once and safely from a signal handler (``os.write``:
+    no buffered stream re-entered while it was writing)."""
+    try:
+        os.write(sys.stderr.fileno(), ("\n" + text + "\n").encode(errors="replace"))
+    except (OSError, ValueError, AttributeError):  # no stderr (closed, replaced)
+        pass
+
+
 class _terminate_as_interrupt:
-    """SIGTERM raises :class:`verification.running.runner.Terminated` in the main thread while a
-    run is on (a ``KeyboardInterrupt``: the same clean-up as Ctrl-C, exit 143)."""
+    """While a run is on, SIGTERM raises :class:`verification.running.runner.Terminated`
+    and SIGINT ``KeyboardInterrupt`` in the main thread (the same clean-up, exit 143 or
+    130), each acknowledged at once on stderr in one line; the same signal again while
+    the run stops exits at once (``os._exit``: the store keeps every finished
+    measurement, committed one by one, and a rerun takes over this run's leases). A
+    SIGINT that was ignored when the run started (``nohup``, a background job) stays
+    ignored."""
 
     def __enter__(self):
         import signal
 
         from gapverify.verification.running.runner import Terminated
 
-        def on_term(signum, frame):
-            raise Terminated()
+        self._count = 0
 
-        try:
-            self._old = signal.signal(signal.SIGTERM, on_term)
-        except ValueError:  # not the main thread: leave signals alone
-            self._old = None
+        def on_signal(signum, frame):
+            self._count += 1
+            term = signum == signal.SIGTERM
+            name = signal.Signals(signum).name
+            code = EXIT_TERMINATED if term else EXIT_INTERRUPTED
+            if self._count > 1:
+                say_now(f"gapverify: {name} again: exiting now (exit {code}); every finished "
+                        "measurement is in the store and a rerun resumes")
+                os._exit(code)
+            say_now(f"gapverify: {name} received: stopping; the tasks in progress are "
+                    f"dropped, every finished measurement is kept ({name} again exits at once)")
+            raise Terminated() if term else KeyboardInterrupt()
+
+        self._old = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
+                    continue  # ignored (nohup, a background job) or the caller's own
+                self._old[sig] = signal.signal(sig, on_signal)
+            except ValueError:  # not the main thread: leave signals alone
+                break
         return self
 
     def __exit__(self, *exc):
         import signal
 
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
         return False
 
 

@@ -302,6 +302,13 @@ class SerialExecutor(Executor):
         except BaseException as exc:  # noqa: BLE001 - handed to the caller via the future
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            # a signal inside a native call that calls back into Python (a solver's
+            # SystemError "returned a result with an exception set"): still the interrupt
+            from gapverify.numerics.statistics import _interrupt_in
+
+            interrupt = _interrupt_in(exc)
+            if interrupt is not None:
+                raise interrupt.with_traceback(None) from None
             future.set_exception(exc)
         return future
 
