@@ -24,9 +24,7 @@ named as the API's parameters (``parameter 'sizes'``, not ``'--sizes'``).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,50 +32,11 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import sympy as sp
 
-from gapverify.verification.claims.inputs import PROFILES, UsageError
+from gapverify.verification.claims.inputs import PROFILES, UsageError, in_api_words
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.running.output import check_line, claim_text, claims_html, claims_text
 
 __all__ = ["verify", "predict", "statement", "describe", "Run", "ClaimVerdict", "CheckVerdict"]
-
-
-#: The command line's words in a message of the checks the API shares with it, and the
-#: API's: ``parameter '--sizes'`` reads ``parameter 'sizes'``, ``--set s2=0.5`` reads
-#: ``params={'s2': 0.5}``, ``'--profile gpu'`` reads ``'profile' ('gpu')``.
-_API_WORDS = (
-    (re.compile(r"'--sizes \(T\)'"), "'sizes'"),
-    (re.compile(r"'--set (\w+)'"), r"'params' (\1)"),
-    (re.compile(r"--set (\w+)=([^\s;,)]+)"), r"params={'\1': \2}"),
-    (re.compile(r"--set\b"), "params"),
-    (re.compile(r"'--(profile|backend|device|dtype) (\w+)'"), r"'\1' ('\2')"),
-    (re.compile(r"--(profile|backend|device|dtype) (\w+)"), r"\1='\2'"),
-    (re.compile(r"--claims-from\b"), "claims_from"),
-    (re.compile(r"--(sizes|profile|backend|device|dtype|replicates|seed|level|workers|store)\b"),
-     r"\1"),
-)
-
-
-def _api_message(text: str) -> str:
-    """``text`` (a message the command line shares) with the command line's flags named as
-    the API's parameters (:data:`_API_WORDS`)."""
-    for pattern, words in _API_WORDS:
-        text = pattern.sub(words, text)
-    return text
-
-
-def _in_api_words(fn):
-    """``fn`` raising bad input (a ``ValueError``: :class:`UsageError`,
-    :class:`~theory.parameters.ParameterError`, a claim file's error) in the API's words:
-    ``parameter 'sizes'``, never ``--sizes``."""
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except ValueError as exc:
-            if exc.args and isinstance(exc.args[0], str):
-                exc.args = (_api_message(exc.args[0]), *exc.args[1:])
-            raise
-    return wrapped
 
 
 def _claim(claim_id: str, name: str = "claim"):
@@ -99,7 +58,7 @@ def _values(claim, params: Mapping[str, object]) -> dict:
     return claim_parameters(claim, params)  # ValueError, as the command line's exit 2
 
 
-@_in_api_words
+@in_api_words
 def predict(claim: str, **params: float) -> dict[str, float]:
     """Every named prediction of ``claim`` at ``params`` (the rest at the paper's
     defaults), as floats: ``predict("softmax.kappa", s2=0.5)`` -> ``{"kappa": 0.805...}``.
@@ -108,7 +67,7 @@ def predict(claim: str, **params: float) -> dict[str, float]:
     return c.predict_numbers(_values(c, params))
 
 
-@_in_api_words
+@in_api_words
 def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     """The statement of ``claim`` as sympy equations, each measured quantity written as a
     function of ``T``: ``Eq(Limit(s1(T), T, oo), 1)`` for a limit, ``Eq(lambda1(T), 1)``
@@ -146,13 +105,16 @@ def statement(claim: str, symbolic: bool = False, **params: float) -> sp.Tuple:
     return sp.Tuple(*out)
 
 
-@_in_api_words
+@in_api_words
 def describe(claim: str, profile: str = "quick") -> dict[str, Any]:
     """``claim`` as plain data: the same as ``gapverify describe CLAIM --json``
     (:func:`verification.tools.claimdocs.describe_claim`)."""
     from gapverify.verification.tools.claimdocs import describe_claim
 
-    _claim(claim)
+    profiles = list(_claim(claim).profiles)
+    if not isinstance(profile, str) or profile not in profiles:
+        raise UsageError(f"parameter 'profile': claim {claim} has no profile {profile!r}; it "
+                         f"has: {', '.join(profiles)}")
     return describe_claim(claim, profile)
 
 
@@ -313,6 +275,8 @@ def _verify_arguments(claims, profile, seed, workers, sizes, params, replicates,
     def number(name, value, parse):
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise UsageError(f"parameter '{name}' must be a number, got {value!r}")
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**64:
+            value = int(value)  # 4.0 is 4 (an integer parameter's text is digits only)
         return parse(str(value))
 
     if claims is None:
@@ -437,7 +401,7 @@ def _claims_of_run(claims, claims_from) -> Iterator[Any]:
             table.update(before)
 
 
-@_in_api_words
+@in_api_words
 def verify(claims: str | Any | Iterable[str | Any] | None = None, profile: str = "quick",
            store: str | Path | None = None, seed: int | None = None, workers: int = 1,
            sizes: Sequence[int] | None = None, params: Mapping[str, float] | None = None,

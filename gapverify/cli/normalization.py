@@ -2,6 +2,8 @@
 (:mod:`gapverify.verification.tools.normalization`), printed and drawn."""
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 
 from gapverify.verification.claims.inputs import UsageError, _int_in, parse_sizes
@@ -39,6 +41,40 @@ def _print(profiles, attention: str) -> None:
                   "variants.normalization, docs/claims.md); nan: the network's output vanished to round-off")
 
 
+def _networks(T: int, args) -> float:
+    """Estimated seconds of one size: a pair of networks (A, Aperp) per variant and seed."""
+    from gapverify.verification.tools.normalization import VARIANTS
+    from gapverify.verification.tools.paper import network_seconds
+
+    return len(VARIANTS) * args.seeds * network_seconds(T, T, args.depth)
+
+
+def _say_plan(sizes: list[int], args) -> list[int]:
+    """The figure's plan on stderr before it starts (sizes x seeds x variants, and the
+    time it should take); the sizes, in the order they are drawn."""
+    from gapverify.verification.tools.normalization import VARIANTS
+    from gapverify.verification.tools.paper import about
+
+    count = 2 * len(VARIANTS) * args.seeds * len(sizes)
+    print(f"normalization-figure: {len(sizes)} size(s) (T = d = {', '.join(map(str, sizes))}) x "
+          f"{args.seeds} seeds x {len(VARIANTS)} variants x (A, Aperp): {count} networks of "
+          f"{args.depth} layers; {about(sum(_networks(T, args) for T in sizes))} on 2 cores (a "
+          "line a size follows, with the time left)", file=sys.stderr, flush=True)
+    return list(sizes)
+
+
+def _say_size(i: int, sizes: list[int], args, seconds: float) -> None:
+    """One line a size: its seconds, and the time left at this machine's speed on it."""
+    from gapverify.verification.tools.paper import about
+
+    done, left = sizes[:i], sizes[i:]
+    speed = seconds / max(_networks(sizes[i - 1], args), 1e-9)
+    rest = speed * sum(_networks(T, args) for T in left)
+    print(f"normalization-figure: T = {sizes[i - 1]} ({len(done)} of {len(sizes)} sizes) in "
+          f"{seconds:.1f} s" + (f", {about(rest)} left" if left else ""), file=sys.stderr,
+          flush=True)
+
+
 def _cmd(args) -> int:
     from gapverify.cli.reports import out_folder
 
@@ -49,8 +85,11 @@ def _cmd(args) -> int:
         raise UsageError(f"parameter '--attention' must be one of {', '.join(ATTENTIONS)}, "
                          f"got {args.attention!r}")
     sizes = parse_sizes(args.T)
-    profiles = {T: normalization_profile(T, args.depth, args.seeds, args.attention, args.seed)
-                for T in sizes}
+    profiles = {}
+    for i, T in enumerate(_say_plan(sizes, args), 1):
+        start = time.perf_counter()
+        profiles[T] = normalization_profile(T, args.depth, args.seeds, args.attention, args.seed)
+        _say_size(i, sizes, args, time.perf_counter() - start)
     _print(profiles, args.attention)
     for path in write_outputs(profiles, args.attention, Path(args.out)):
         print(f"wrote {path}")

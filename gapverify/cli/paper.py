@@ -46,6 +46,22 @@ def _progress(step: str, done: int, total: int, seconds: float) -> None:
           file=sys.stderr, flush=True)
 
 
+def _say_plan(args) -> None:
+    """The figure's plan on stderr before it starts: size, depth, seeds and the time it
+    should take (:func:`~gapverify.verification.tools.paper.planned_seconds`)."""
+    import sys
+
+    from gapverify.numerics.common import width_of
+    from gapverify.verification.tools.paper import about, planned_seconds
+
+    d = width_of(args.T, args.gamma)
+    seconds = planned_seconds(args.T, args.depth, args.seeds, args.gamma)
+    print(f"paper-figure: T = {args.T}, d = {d}, depth {args.depth}, {args.seeds} seeds: "
+          f"{2 * args.seeds} networks (standard and fixed) of {args.depth} layers, then the "
+          f"limits at {args.depth} layers; {about(seconds)} on 2 cores (a line a seed and a "
+          "layer follows, with the time left)", file=sys.stderr, flush=True)
+
+
 def _cmd(args) -> int:
     from gapverify.cli.reports import out_folder
 
@@ -54,6 +70,7 @@ def _cmd(args) -> int:
 
     if args.depth < 1 or args.depth > 64:
         raise UsageError(f"parameter '--depth' must be an integer in [1, 64], got {args.depth}")
+    _say_plan(args)
     profile = depth_profile(args.T, args.depth, args.seeds, args.gamma, args.seed,
                             progress=_progress)
     _print(profile)

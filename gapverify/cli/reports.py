@@ -22,6 +22,7 @@ of its log is printed), 2 bad input (a missing or unreadable results file or sto
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -86,6 +87,7 @@ def _check_shapes(run, where: str) -> None:
     for i, claim in enumerate(run["claims"]):
         if not isinstance(claim, dict):
             raise ResultsError(f"{where}: claims[{i}] must be an object, got {type(claim).__name__}")
+        _check_id(claim.get("claim"), f"{where}: claims[{i}].claim")
         if not isinstance(claim.get("checks"), list):
             raise ResultsError(f"{where}: claims[{i}].checks must be a list, got "
                                f"{type(claim.get('checks')).__name__}")
@@ -103,6 +105,29 @@ def _check_shapes(run, where: str) -> None:
                                                 for k in ("T", "mean", "se")) for r in rows):
                 raise ResultsError(f"{where}: {at}.rows must be a list of objects with numbers "
                                    "T, mean and se")
+
+
+#: The longest claim id a report takes (a built-in one has 25 characters; the id names a
+#: table's file, and a results file holding a megabyte "id" is damaged or not ours).
+MAX_CLAIM_ID = 200
+_CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+
+def _check_id(claim_id: object, at: str) -> None:
+    """A claim id a report can name files and tables after, else a :class:`ResultsError`
+    saying what it is (never the id itself when it is long)."""
+    from gapverify.reports.results import ResultsError
+
+    if claim_id is None:
+        return  # the loader names the missing field
+    if not isinstance(claim_id, str):
+        raise ResultsError(f"{at} must be a claim id (a string), got {type(claim_id).__name__}")
+    if len(claim_id) > MAX_CLAIM_ID:
+        raise ResultsError(f"{at} is {len(claim_id):,} characters long ({claim_id[:20]!r}...); a "
+                           f"claim id has at most {MAX_CLAIM_ID} (such as markov.outliers)")
+    if not _CLAIM_ID.fullmatch(claim_id):
+        raise ResultsError(f"{at} must be a claim id (letters, digits, '.', '_' and '-', such as "
+                           f"markov.outliers), got {claim_id!r}")
 
 
 def _check_shapes_of_file(path) -> None:

@@ -21,16 +21,19 @@ def _cmd_runs(args) -> int:
     if not Path(args.store).is_file():
         raise UsageError(f"parameter '--store': no such store: {args.store} (run 'gapverify "
                          "run ... --store PATH' first)")
-    store = Store(args.store)
+    store = Store(args.store, readonly=True)  # a listing writes nothing, not even a schema
     try:
         runs = store.runs()
         if args.csv is not None:
-            run_id = args.run if args.run is not None else (runs[-1]["id"] if runs else None)
-            run = store.get_run(run_id) if run_id is not None else None
+            if not runs:
+                raise UsageError(f"parameter '--store': no run recorded in {args.store}; "
+                                 "nothing to export (--csv)")
+            run_id = args.run if args.run is not None else runs[-1]["id"]
+            run = store.get_run(run_id)
             if run is None:
                 raise UsageError(f"parameter '--run': no run {run_id} in {args.store}; runs: "
                                  f"{', '.join(str(r['id']) for r in runs) or '(none)'}")
-            return _write_csv(args.csv, run, run_id)
+            return _write_csv(args.csv, _checked_run(run, run_id, args.store), run_id)
     finally:
         store.close()
     if args.run is not None:
@@ -50,7 +53,7 @@ def _cmd_runs(args) -> int:
     print(f"{'id':>4}  {'date (UTC)':<20} {'profile':<9} {'seed':>20}  {'code':<12} "
           f"{'commit':<10} claims")
     for r in rows:
-        claims = ", ".join(r["claims"])
+        claims = ", ".join(map(str, r["claims"]))  # a damaged row's may not be strings
         mark = "P" if r["perturbations"] else " "
         print(f"{r['id']:>4}{mark} {r['date']:<20} {str(r['profile']):<9} {str(r['root_seed']):>20}  "
               f"{str(r['code_version']):<12} {(r['git_commit'] or '-')[:10]:<10} "
@@ -64,6 +67,26 @@ def _cmd_runs(args) -> int:
         print("P: a perturbed run; tables and report without --run take the latest run "
               "that is not perturbed")
     return EXIT_OK
+
+
+def _checked_run(run: Mapping, run_id: int, store: str) -> Mapping:
+    """Run ``run_id``'s results as the CSV reads them, else a :class:`UsageError` naming
+    the store, the run and the first field that is not of its kind (a store edited by
+    hand or damaged: ``claims`` listing numbers made the export raise a ``TypeError``)."""
+    from gapverify.cli.reports import _check_shapes
+    from gapverify.reports.results import ResultsError, load_run_data
+
+    where = f"parameter '--store': run {run_id} in {store} cannot be exported"
+    try:
+        if not isinstance(run.get("claims"), list):
+            raise ResultsError(f"{where}: its 'claims' must be a list, got "
+                               f"{type(run.get('claims')).__name__}")
+        _check_shapes(run, where)
+        load_run_data(run, where)
+    except ResultsError as exc:
+        message = str(exc)
+        raise UsageError(message if message.startswith(where) else f"{where}: {message}") from None
+    return run
 
 
 def _write_csv(path: str, run: Mapping, run_id: int | None) -> int:

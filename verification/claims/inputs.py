@@ -2,11 +2,14 @@
 (:class:`UsageError`, a ``ValueError`` whose message names the parameter and what is
 allowed) and the parsers and checks of sizes, replicates, seeds, ``--set`` parameters,
 perturbations and claim names. The command line (:mod:`gapverify.cli`)
-reports a :class:`UsageError` on one line with exit code 2; the API raises it.
+reports a :class:`UsageError` on one line with exit code 2; the API raises it, in its
+own words (:func:`in_api_words`: ``parameter 'sizes'``, not ``'--sizes'``).
 """
 from __future__ import annotations
 
+import functools
 import math
+import re
 import sys
 from typing import Mapping, Sequence
 
@@ -24,20 +27,24 @@ PROFILES = ("quick", "standard", "large", "long", "gpu")
 
 
 def _int_in(name: str, low: int, high: int):
-    """An integer in ``[low, high]``, parsed exactly (``Decimal``, never through a float:
-    ``--seed 9223372036854775807`` is 2^63 - 1, not 2^63); ``1e3`` reads as 1000."""
+    """An integer in ``[low, high]`` written in digits (``1_000`` too), parsed exactly
+    (never through a float: ``--seed 9223372036854775807`` is 2^63 - 1, not 2^63);
+    ``1e3``, ``1000.0`` and ``0x10`` are refused, as ``int()`` refuses them."""
     def parse(text: str) -> int:
-        from decimal import Decimal, InvalidOperation
-
         message = f"parameter '{name}' must be an integer in [{low}, {high}], got {text!r}"
-        try:
-            value = Decimal(str(text).strip().replace("_", ""))
-        except InvalidOperation:
-            raise UsageError(message) from None
-        if not value.is_finite() or value != value.to_integral_value() or not low <= value <= high:
+        digits = str(text).strip()
+        if not _INTEGER.fullmatch(digits) or len(digits) > 40:
+            raise UsageError(message + (" (an integer is written in digits, e.g. 1000)"
+                                        if re.fullmatch(r"[\d_.eE+-]+", digits) else ""))
+        value = int(digits)
+        if not low <= value <= high:
             raise UsageError(message)
-        return int(value)
+        return value
     return parse
+
+
+#: An integer option's text: digits, underscores between them as in Python (``1_000``).
+_INTEGER = re.compile(r"[+-]?\d+(?:_\d+)*")
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -184,7 +191,7 @@ def check_sizes(claims: Sequence[str], sizes: Sequence[int] | None) -> None:
 def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]:
     """``--perturb EPS`` (every prediction) and ``--perturb NAME=EPS`` (one prediction),
     each relative error in (-1, 1); a prediction named twice is an error."""
-    everything, one = 0.0, {}
+    everything, one, given = 0.0, {}, None
     for item in items or []:
         if "=" in item:
             name, text = (s.strip() for s in item.split("=", 1))
@@ -193,9 +200,10 @@ def parse_perturb(items: Sequence[str] | None) -> tuple[float, dict[str, float]]
                                  f"{'twice' if name else 'without a name'}, got {item!r}")
             one[name] = parse_float(f"--perturb {name}", -1.0, 1.0)(text)
         else:
-            if everything:
-                raise UsageError(f"parameter '--perturb' EPS given twice, got {item!r}")
-            everything = parse_float("--perturb", -1.0, 1.0)(item)
+            if given is not None:  # twice, whatever the values (0 included)
+                raise UsageError(f"parameter '--perturb' EPS given twice, got {given!r} and "
+                                 f"{item!r}")
+            everything, given = parse_float("--perturb", -1.0, 1.0)(item), item
     return everything, one
 
 
@@ -261,3 +269,42 @@ def claim_parameters(claim, overrides: Mapping[str, float]) -> dict:
     values = claim.resolve(overrides)
     check_finite([claim.id], overrides)
     return values
+
+
+#: The command line's words in a message of the checks the API shares with it, and the
+#: API's: ``parameter '--sizes'`` reads ``parameter 'sizes'``, ``--set s2=0.5`` reads
+#: ``params={'s2': 0.5}``, ``'--profile gpu'`` reads ``'profile' ('gpu')``.
+_API_WORDS = (
+    (re.compile(r"'--sizes \(T\)'"), "'sizes'"),
+    (re.compile(r"'--set (\w+)'"), r"'params' (\1)"),
+    (re.compile(r"--set (\w+)=([^\s;,)]+)"), r"params={'\1': \2}"),
+    (re.compile(r"--set\b"), "params"),
+    (re.compile(r"'--(profile|backend|device|dtype) (\w+)'"), r"'\1' ('\2')"),
+    (re.compile(r"--(profile|backend|device|dtype) (\w+)"), r"\1='\2'"),
+    (re.compile(r"--claims-from\b"), "claims_from"),
+    (re.compile(r"--(sizes|profile|backend|device|dtype|replicates|seed|level|workers|store)\b"),
+     r"\1"),
+)
+
+
+def api_message(text: str) -> str:
+    """``text`` (a message the command line shares) with the command line's flags named as
+    the API's parameters (:data:`_API_WORDS`)."""
+    for pattern, words in _API_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+def in_api_words(fn):
+    """``fn`` raising bad input (a ``ValueError``: :class:`UsageError`,
+    :class:`~theory.parameters.ParameterError`, a claim file's error) in the API's words:
+    ``parameter 'sizes'``, never ``--sizes``."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (api_message(exc.args[0]), *exc.args[1:])
+            raise
+    return wrapped

@@ -410,6 +410,8 @@ class Store:
 
     def get_run(self, run_id: int) -> dict | None:
         """The results of run ``run_id`` (``None`` when there is no such run)."""
+        if not self.db.execute("PRAGMA table_info(runs)").fetchone():  # empty, read-only
+            return None
         row = self.db.execute("SELECT results FROM runs WHERE id=?", (int(run_id),)).fetchone()
         return self._results(int(run_id), row[0]) if row else None
 
@@ -440,6 +442,8 @@ class Store:
         instead; a run whose results are damaged too keeps what its columns say, with
         ``damaged`` naming what cannot be read."""
         have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        if not have:  # an empty file opened read-only: a store with no run yet
+            return []
         columns = [n for n, _ in _RUN_COLUMNS if n in have]
         out = []
         for row in self.db.execute(f"SELECT id, created, command, results"

@@ -22,7 +22,41 @@ import numpy as np
 
 from gapverify.verification.tools.figure_files import save_png_pdf
 
-__all__ = ["DepthProfile", "depth_profile"]
+__all__ = ["DepthProfile", "depth_profile", "network_seconds", "planned_seconds", "about"]
+
+#: Seconds of one layer of a pair of networks (standard and fixed, or ``A`` and
+#: :math:`A^\perp`, :func:`numerics.networks.forward`) on the reference machine (2 cores,
+#: one BLAS thread; measured at ``T = d`` from 150 to 1000, within 25%):
+#: ``a + b (T^2 d + T d^2 + T^3) / 3``.
+LAYER_SECONDS = (0.005, 5e-9)
+#: The limits of depths ``1..L`` (sympy) take about ``c L^2`` seconds there (81 s at
+#: ``L = 64``, ``gamma = 1``).
+LIMIT_SECONDS = 0.02
+
+
+def network_seconds(T: int, d: int, depth: int) -> float:
+    """Estimated seconds of a pair of networks of ``depth`` layers at ``T x d``."""
+    a, b = LAYER_SECONDS
+    return depth * (a + b * (T * T * d + T * d * d + T ** 3) / 3)
+
+
+def planned_seconds(T: int, depth: int, seeds: int, gamma: float = 1.0) -> float:
+    """Estimated seconds of :func:`depth_profile` (``seeds`` pairs of networks, then the
+    limits), on the reference machine: the figure's plan line says it before it starts."""
+    from gapverify.numerics.common import width_of
+
+    return seeds * network_seconds(T, width_of(T, gamma), depth) + LIMIT_SECONDS * depth ** 2
+
+
+def about(seconds: float) -> str:
+    """``about 40 s``, ``about 12 min``, ``about 3.5 h``, ``about 6 days``."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"about {seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"about {seconds / 3600:.1f} h"
+    return f"about {seconds / 86400:.0f} days"
 
 
 @dataclass
