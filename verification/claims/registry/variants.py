@@ -21,7 +21,7 @@ _D_QK_NOTE = ("separate heads at finite d_qk: the logits are dependent (excess k
               "not asserted. The i.i.d. laws hold for the merged head (exactly) and for "
               "separate heads only as d_qk/T -> oo; with d_qk proportional to T the squared "
               "singular values of sqrt(T) A^perp follow another law, m2 = 2 kappa^4 + "
-              "s2^2 T/d_qk, edge strictly above 4 kappa^2 (Hayase, Collins, Karakida 2025: "
+              "s^4 T/d_qk (s^2 = s2), edge strictly above 4 kappa^2 (Hayase, Collins, Karakida 2025: "
               "peers.kq_spectrum)")
 
 #: Means biased by O(1/T) that fluctuate like T^-1/2: a rated check could state only the
