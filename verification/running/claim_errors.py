@@ -196,11 +196,12 @@ def check_statistics(claim, values: Mapping[str, float], T: int, replicate: int,
         if not _applies(claim, check, values, T):
             continue
         stat = check.statistic
-        if stat in measurement and _well_formed(measurement[stat], check.kind):
+        problem = _problem(measurement[stat], check.kind) if stat in measurement else "missing"
+        if problem is None:
             continue  # the common case: no file is read (the places below cost milliseconds)
         line = _check_line(_claim_file(claim), stat)
         read = f"check {check.label} reads" + (f" ({line})" if line else "")
-        if stat not in measurement:
+        if problem == "missing":
             keys = ", ".join(map(repr, measurement)) or "nothing"
             close = difflib.get_close_matches(stat, [str(k) for k in measurement], n=1)
             hint = f" ({close[0]!r}: a misspelling?)" if close else ""
@@ -209,31 +210,30 @@ def check_statistics(claim, values: Mapping[str, float], T: int, replicate: int,
                              f"returned no statistic {stat!r}, which {read}; it returned "
                              f"{keys}{hint}", where=defined_at(fn, quoted) if fn else "",
                              **context)
-        array = np.asarray(measurement[stat])
         where = defined_at(fn, _quoted(stat)) if fn else ""
-        scalar = check.kind in ("limit", "exact")
-        if array.dtype.kind not in ("biuf" if check.kind != "matching" else "biufc") or (
-                scalar and array.size != 1) or (not scalar and array.ndim == 0):
-            shape = "a real number" if scalar else "an array of numbers"
+        if problem == "shape":
+            shape = "a real number" if check.kind in ("limit", "exact") else "an array of numbers"
             raise ClaimError(f"the statistic {stat!r}, which {read}, is "
                              f"{_brief(measurement[stat])}, not {shape} (a {check.kind} "
                              "check)", where=where, **context)
-        if not np.all(np.isfinite(array)):
-            raise ClaimError(f"the statistic {stat!r}, which {read}, is not finite: "
-                             f"{_brief(measurement[stat])}", where=where, **context)
+        raise ClaimError(f"the statistic {stat!r}, which {read}, is not finite: "
+                         f"{_brief(measurement[stat])}", where=where, **context)
 
 
-def _well_formed(value: object, kind: str) -> bool:
-    """Whether ``value`` is what a ``kind`` check reads: a finite real number (limit,
-    exact) or a non-empty array of finite numbers (distance; matching may be complex)."""
+def _problem(value: object, kind: str) -> str | None:
+    """What is wrong with ``value`` as the statistic of a ``kind`` check: ``"shape"`` (not
+    a real number for a limit or exact check, not an array of numbers for a distance or
+    matching one; matching may be complex), ``"finite"`` (a NaN or infinity), or ``None``."""
     if isinstance(value, float):  # the common scalar, without an array
-        return math.isfinite(value) and kind in ("limit", "exact")
+        if kind not in ("limit", "exact"):
+            return "shape"
+        return None if math.isfinite(value) else "finite"
     array = np.asarray(value)
-    if array.dtype.kind not in ("biuf" if kind != "matching" else "biufc"):
-        return False
-    if (array.size != 1) if kind in ("limit", "exact") else array.ndim == 0:
-        return False
-    return bool(np.all(np.isfinite(array)))
+    scalar = kind in ("limit", "exact")
+    if array.dtype.kind not in ("biuf" if kind != "matching" else "biufc") or (
+            array.size != 1 if scalar else array.ndim == 0):
+        return "shape"
+    return None if np.all(np.isfinite(array)) else "finite"
 
 
 def check_data(claim, values: Mapping[str, float],
