@@ -144,10 +144,12 @@ def gaussian_moments(name: str, mu: sp.Expr = MU, s2: sp.Expr = S2) -> tuple[sp.
     return m1, m2 - m1**2
 
 
+@lru_cache(maxsize=256)
 def moments_float(name: str, mu: float, s2: float) -> tuple[float, float]:
     """``(mu_phi, v_phi)`` as floats (what an experiment needs to apply the fix), by
     mpmath quadrature at 20 digits for every map: no symbolic integration in a sampling
-    worker (the tests check it against the closed forms)."""
+    worker (the tests check it against the closed forms). Cached per ``(name, mu, s2)``:
+    the quadrature takes 60-120 ms, and every draw of a case asks for the same values."""
     _check_map(name)
     phi = {"relu": lambda x: x if x > 0 else mpmath.mpf(0),
            "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x)), "linear": lambda x: x}[name]

@@ -92,7 +92,7 @@ class TimeLeft:
 
     Why a reference table: the sweep runs the largest tasks first, so at a tenth of the
     tasks every finished one is large. A fit to them misses each task's fixed cost (60 to
-    80 ms per task of ``variants.*`` at every size) and knows nothing of the experiments
+    80 ms per task of ``variants.*`` at every size in that sweep) and knows nothing of the experiments
     not started (those with ``T <= 512`` start after a tenth of the tasks, and cost 2 to
     10 ns per ``T^3`` at ``T = 512`` against 0.07 to 2.7 for those started). Replayed on
     the standard sweep (docs/performance.md), the estimate at a tenth of the tasks was 0.38
