@@ -101,6 +101,9 @@ def test_more_spread_asks_for_more_draws_and_a_precise_check_for_none():
 def test_the_margin_grows_with_the_claims_tests():
     assert margin_quantile(1) == pytest.approx(stats.norm.isf(0.025))  # beta = 5%, two-sided
     assert margin_quantile(1) < margin_quantile(8) < margin_quantile(24)
+    # a rate's margin is one-sided: a faster rate escapes rejection on one side only
+    assert margin_quantile(1, sides=1) == pytest.approx(stats.norm.isf(0.05))
+    assert margin_quantile(8, sides=1) == pytest.approx(stats.norm.isf(0.05 / 8))
 
 
 def _coverage(rule: str, seeds: int = 4000, step: int = 10, looks: int = 8) -> float:
