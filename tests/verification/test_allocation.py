@@ -98,6 +98,34 @@ def test_more_spread_asks_for_more_draws_and_a_precise_check_for_none():
     assert base.replicates[64] <= SPREAD_CAP * base.replicates[512] + 1
 
 
+def test_the_faster_rate_is_planned_on_the_cheaper_of_its_two_rejections():
+    """The judging rejects the rate 0.5 faster when its rate test does or when its limit
+    test does (extrapolated at the faster rate, a slower truth leaves a bias D). The plan
+    asks for the cheaper: a centred bias far beyond t se_f + z se needs no slope precision
+    at all; one short of it by a factor k scales every size by k^2; none (a flat
+    statistic, D = 0) leaves the rate test's own demand."""
+    precise = _result(se_scale=0.1)  # the limit itself needs nothing more
+    slope = dataclasses.replace(precise, beta_se=0.25)  # a slope too loose
+    flat = check_demand(dataclasses.replace(slope, centred_faster=None), COSTS, tests=4,
+                        q=3.0, rate=0.5, rated=True)
+    assert flat.replicates is not None  # the rate test alone: more draws
+    # D = 0.05 against t se_f = 0.003: the faster rate's limit test rejects it already
+    biased = check_demand(dataclasses.replace(slope, centred_faster=[0.05, 0.003]), COSTS,
+                          tests=4, q=3.0, rate=0.5, rated=True)
+    assert biased.replicates is None
+    # D short of t se_f + z se by 1.5x: 2.25x the draws at every size (beta at the stated
+    # rate: the standard errors at both rates are the judged one), cheaper than the
+    # slope's least-cost design here; short by 4x (16x the draws), dearer: the slope's
+    z = margin_quantile(4, sides=1)
+    need = 0.003 + z * slope.limit_se
+    short = check_demand(dataclasses.replace(slope, centred_faster=[need / 1.5, 0.003]),
+                         COSTS, tests=4, q=3.0, rate=0.5, rated=True)
+    assert short.replicates == {int(T): 27 for T in SIZES}  # ceil(12 * 1.5^2)
+    far = check_demand(dataclasses.replace(slope, centred_faster=[need / 4, 0.003]),
+                       COSTS, tests=4, q=3.0, rate=0.5, rated=True)
+    assert far.replicates == flat.replicates
+
+
 def test_the_margin_grows_with_the_claims_tests():
     assert margin_quantile(1) == pytest.approx(stats.norm.isf(0.025))  # beta = 5%, two-sided
     assert margin_quantile(1) < margin_quantile(8) < margin_quantile(24)

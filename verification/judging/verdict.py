@@ -56,6 +56,7 @@ from gapverify.verification.judging.checks import (
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
     _Prepared, _statistical, _values,
 )
+from gapverify.verification.judging.inference import student_quantile
 from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS, Outcome
 from gapverify.verification.judging.power import (
     _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
@@ -260,8 +261,9 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
         if measure and power_target is not None:
-            res.centred_power = _centred_power(check, prep, res, value, theory, scale, rate,
-                                               q, base)
+            moved = _centred(check, prep, res, value, theory, scale, rate)
+            res.centred_power = _centred_power(check, moved, value, theory, scale, rate, q, base)
+            res.centred_faster = _centred_faster(check, moved, value, theory, scale, rate, q, base)
         # planning reads the centred power where there is one, else the measured power
         if (measure and res.verdict == Outcome.PASS and res.power is None
                 and not (planning and res.centred_power is not None)):
@@ -288,13 +290,12 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     return res
 
 
-def _centred_power(check: Check, prep: _Prepared, res: CheckResult, value: float,
-                   theory: Mapping[str, float], scale: float, rate: float | None, q: float,
-                   base: dict) -> float | None:
-    """The power of ``res``'s samples moved so that their estimate sits at the prediction
-    (every value plus ``L - L_hat``): the judging's own power search, on data whose
-    offset from the prediction is removed, so a function of their precision alone. A
-    limit check's only (a law has no location to move); ``None`` otherwise."""
+def _centred(check: Check, prep: _Prepared, res: CheckResult, value: float,
+             theory: Mapping[str, float], scale: float, rate: float | None) -> _Prepared | None:
+    """``res``'s samples moved so that their estimate sits at the prediction (every value
+    plus ``L - L_hat``): data whose offset from the prediction is removed, so that what is
+    judged on them is a function of their precision and curve alone. A limit check's only
+    (a law has no location to move); ``None`` otherwise."""
     if (check.kind != "limit" or res.limit_hat is None or not math.isfinite(res.limit_hat)
             or not res.rows):
         return None
@@ -303,11 +304,37 @@ def _centred_power(check: Check, prep: _Prepared, res: CheckResult, value: float
         # a rated check extrapolates at max(rate, fitted), which a move changes: take the
         # estimate at the stated rate, which moves with the samples exactly
         estimate = _at_stated_rate(check, prep, value, theory, scale, rate)
-    moved = prep.moved(value - estimate)
+    return prep.moved(value - estimate)
+
+
+def _centred_power(check: Check, moved: _Prepared | None, value: float,
+                   theory: Mapping[str, float], scale: float, rate: float | None, q: float,
+                   base: dict) -> float | None:
+    """The judging's own power search on the centred samples (:func:`_centred`)."""
+    if moved is None:
+        return None
     again = _statistical(check, moved, value, theory, scale, rate, q, base)
     if again.verdict != Outcome.PASS:
         return None
     return measure_power(check, moved, again, value, theory, scale, rate, q)
+
+
+def _centred_faster(check: Check, moved: _Prepared | None, value: float,
+                    theory: Mapping[str, float], scale: float, rate: float | None, q: float,
+                    base: dict) -> list[float] | None:
+    """A rated check's centred samples (:func:`_centred`) judged at the rate
+    :data:`RATE_SHIFT` faster: ``[|L_hat - L|, t se]`` of that extrapolation. Where the
+    truth decays more slowly than the faster rate, extrapolating at it leaves a bias that
+    its limit test sees; the gap is the samples' own (their estimate at the stated rate
+    sits at ``L``), so planning on it reads no offset from the prediction."""
+    if moved is None or rate is None or check.rate_range is not None or check.models:
+        return None
+    faster = _statistical(check, moved, value, theory, scale, rate + RATE_SHIFT, q, base)
+    if (faster.limit_hat is None or faster.limit_se is None or faster.limit_dof is None
+            or not math.isfinite(faster.limit_hat) or not math.isfinite(faster.limit_se)):
+        return None
+    return [abs(faster.limit_hat - value),
+            student_quantile(q, faster.limit_dof) * faster.limit_se]
 
 
 def _at_stated_rate(check: Check, prep: _Prepared, value: float, theory: Mapping[str, float],

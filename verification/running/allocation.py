@@ -225,7 +225,9 @@ def _rate_need(result: CheckResult, rows, T, n, cost, z: float, q: float) -> np.
     :math:`(t + z_\beta)\,\mathrm{se}(\hat\beta)` must stay within the shift, ``z`` the
     one-sided margin (the faster rate is rejected unless :math:`\hat\beta` lands high).
     The exponent is the slope of :math:`\log e_T` on :math:`\log T`, whose per-size
-    spread is the error's relative spread (delta method)."""
+    spread is the error's relative spread (delta method). The draws made when met;
+    ``None`` when this way cannot help (no slope, or a fitted rate already past the
+    faster one)."""
     if result.beta_se is None or not math.isfinite(result.beta_se) or result.rate is None:
         return None
     err = np.array([r.error for r in rows])
@@ -239,8 +241,41 @@ def _rate_need(result: CheckResult, rows, T, n, cost, z: float, q: float) -> np.
     room = RATE_SHIFT - max((result.beta or result.rate) - result.rate, 0.0)
     if room <= 0:
         return None  # no number of draws rejects a faster rate the data show
-    return to_target(np.log(T), n, sd, cost, lambda dof: (student_quantile(q, dof) + z)
+    need = to_target(np.log(T), n, sd, cost, lambda dof: (student_quantile(q, dof) + z)
                      * result.beta_se / room, row=1)
+    return np.asarray(n, float) if need is None else need  # None from to_target: met
+
+
+def _faster_limit_need(result: CheckResult, n: np.ndarray, z: float) -> np.ndarray | None:
+    r"""The other way the rate :data:`RATE_SHIFT` faster is rejected: its limit test.
+    Extrapolated at the faster rate, samples whose truth decays more slowly keep a bias
+    :math:`D`; on the centred samples (``CheckResult.centred_faster``, their estimate at
+    the stated rate moved onto the prediction) the test rejects when
+    :math:`|D| > t\,\mathrm{se}_f`. Where the estimate at the stated rate lands moves
+    :math:`D` by up to :math:`z_\beta\,\mathrm{se}` (``z``: the one-sided margin times
+    the limit's standard error at the stated rate over the judged one), so the plan asks
+    :math:`|D| \ge t\,\mathrm{se}_f + z_\beta\,\mathrm{se}`: both standard errors
+    shrink like :math:`n^{-1/2}` and :math:`D` stays, every size scaled up together.
+    The draws made when met; ``None`` when this way cannot help."""
+    if result.centred_faster is None or result.limit_se is None:
+        return None
+    gap, threshold = result.centred_faster
+    need = threshold + z * result.limit_se
+    if not (gap > 0 and math.isfinite(need)):
+        return None
+    if need <= gap:
+        return np.asarray(n, float)  # rejected with the margin at the draws made
+    return scaled_up(n, need / gap)
+
+
+def _cheapest(designs, cost: np.ndarray) -> np.ndarray | None:
+    """The cheapest of the designs that each bring the faster rate's rejection to its
+    target (the judging rejects it when either its rate test or its limit test does; a
+    design equal to the draws made: met); ``None`` when no way can help."""
+    designs = [d for d in designs if d is not None]
+    if not designs:
+        return None
+    return min(designs, key=lambda d: float(np.sum(d * cost)))
 
 
 def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: float,
@@ -279,8 +314,12 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
         need = scaled_up(n, now)
     else:
         need = to_target(T ** (-rate), n, sd, c, ratio)
-    more = _rate_need(result, rows, T, n, c, margin_quantile(tests, sides=1), q) if rated else None
-    if more is not None:
+    more = None
+    if rated:
+        z1 = margin_quantile(tests, sides=1)
+        more = _cheapest([_rate_need(result, rows, T, n, c, z1, q),
+                          _faster_limit_need(result, n, z1 * widen)], c)
+    if more is not None and np.any(more > n):
         need = more if need is None else np.maximum(need, more)
     return Demand(result.label, now * result.power_target, result.power_target,
                   None if need is None else {int(t): int(k) for t, k in zip(T, need)})
