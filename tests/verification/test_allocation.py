@@ -109,19 +109,19 @@ def test_the_faster_rate_is_planned_on_the_cheaper_of_its_two_rejections():
     flat = check_demand(dataclasses.replace(slope, centred_faster=None), COSTS, tests=4,
                         q=3.0, rate=0.5, rated=True)
     assert flat.replicates is not None  # the rate test alone: more draws
-    # D = 0.05 against t se_f = 0.003: the faster rate's limit test rejects it already
-    biased = check_demand(dataclasses.replace(slope, centred_faster=[0.05, 0.003]), COSTS,
+    # D = 0.05 (se 0.001) against t se_f = 0.003: its limit test rejects it already
+    biased = check_demand(dataclasses.replace(slope, centred_faster=[0.05, 0.003, 0.001]), COSTS,
                           tests=4, q=3.0, rate=0.5, rated=True)
     assert biased.replicates is None
-    # D short of t se_f + z se by 1.5x: 2.25x the draws at every size (beta at the stated
+    # D short of t se_f + z (se + se_D) by 1.5x: 2.25x the draws at every size (beta at the stated
     # rate: the standard errors at both rates are the judged one), cheaper than the
     # slope's least-cost design here; short by 4x (16x the draws), dearer: the slope's
     z = margin_quantile(4, sides=1)
-    need = 0.003 + z * slope.limit_se
-    short = check_demand(dataclasses.replace(slope, centred_faster=[need / 1.5, 0.003]),
+    need = 0.003 + z * (slope.limit_se + 0.001)
+    short = check_demand(dataclasses.replace(slope, centred_faster=[need / 1.5, 0.003, 0.001]),
                          COSTS, tests=4, q=3.0, rate=0.5, rated=True)
     assert short.replicates == {int(T): 27 for T in SIZES}  # ceil(12 * 1.5^2)
-    far = check_demand(dataclasses.replace(slope, centred_faster=[need / 4, 0.003]),
+    far = check_demand(dataclasses.replace(slope, centred_faster=[need / 4, 0.003, 0.001]),
                        COSTS, tests=4, q=3.0, rate=0.5, rated=True)
     assert far.replicates == flat.replicates
 

@@ -121,9 +121,10 @@ class CheckResult:
     #: a function of the samples' precision, not of where the estimate sits
     centred_power: float | None = None
     #: a rated check's samples moved as for :attr:`centred_power`, judged at the stated
-    #: rate + RATE_SHIFT: ``[|L_hat - L|, t se]`` of that extrapolation. The faster rate's
-    #: limit test rejects it when the first exceeds the second, a property of the
-    #: samples' curve and precision (what the sampling plans the rate's power on)
+    #: rate + RATE_SHIFT: ``[|L_hat - L|, t se, se of the gap]`` of that extrapolation.
+    #: The faster rate's limit test rejects it when the first exceeds the second, a
+    #: property of the samples' curve and precision (what the sampling plans the rate's
+    #: power on)
     centred_faster: list[float] | None = None
     power_target: float | None = None
     #: the scale a prediction of 0 is measured against (``Check.zero_scale`` at the theory's

@@ -323,7 +323,8 @@ def _centred_faster(check: Check, moved: _Prepared | None, value: float,
                     theory: Mapping[str, float], scale: float, rate: float | None, q: float,
                     base: dict) -> list[float] | None:
     """A rated check's centred samples (:func:`_centred`) judged at the rate
-    :data:`RATE_SHIFT` faster: ``[|L_hat - L|, t se]`` of that extrapolation. Where the
+    :data:`RATE_SHIFT` faster: ``[|L_hat - L|, t se, se_D]`` of that extrapolation,
+    ``se_D`` the standard error of the gap (:func:`_difference_se`). Where the
     truth decays more slowly than the faster rate, extrapolating at it leaves a bias that
     its limit test sees; the gap is the samples' own (their estimate at the stated rate
     sits at ``L``), so planning on it reads no offset from the prediction."""
@@ -333,8 +334,30 @@ def _centred_faster(check: Check, moved: _Prepared | None, value: float,
     if (faster.limit_hat is None or faster.limit_se is None or faster.limit_dof is None
             or not math.isfinite(faster.limit_hat) or not math.isfinite(faster.limit_se)):
         return None
+    fast = max(rate + RATE_SHIFT, faster.beta if faster.beta is not None else -math.inf)
     return [abs(faster.limit_hat - value),
-            student_quantile(q, faster.limit_dof) * faster.limit_se]
+            student_quantile(q, faster.limit_dof) * faster.limit_se,
+            _difference_se(faster.rows, rate, fast)]
+
+
+def _difference_se(rows: Sequence[SizeRow], rate: float, fast: float) -> float:
+    r"""Standard error of :math:`\hat L_{fast} - \hat L_{rate}`, the difference of two
+    weighted least-squares intercepts of the same means (weights :math:`1/\mathrm{se}_T^2`):
+    :math:`(\sum_T (w^{fast}_T - w^{rate}_T)^2 \mathrm{se}_T^2)^{1/2}`. The gap between the two
+    extrapolations is itself an estimate, noisy at a pilot's few draws."""
+    import numpy as np
+
+    T = np.array([r.T for r in rows], float)
+    se = np.array([r.se for r in rows], float)
+    if T.size < 3 or not np.all(np.isfinite(se) & (se > 0)):
+        return math.inf
+
+    def weights(r: float) -> np.ndarray:
+        X = np.column_stack([np.ones_like(T), T ** -r])
+        W = 1.0 / se ** 2
+        return np.linalg.solve(X.T @ (W[:, None] * X), X.T * W)[0]
+
+    return float(np.sqrt(np.sum((weights(fast) - weights(rate)) ** 2 * se ** 2)))
 
 
 def _at_stated_rate(check: Check, prep: _Prepared, value: float, theory: Mapping[str, float],

@@ -246,21 +246,24 @@ def _rate_need(result: CheckResult, rows, T, n, cost, z: float, q: float) -> np.
     return np.asarray(n, float) if need is None else need  # None from to_target: met
 
 
-def _faster_limit_need(result: CheckResult, n: np.ndarray, z: float) -> np.ndarray | None:
+def _faster_limit_need(result: CheckResult, n: np.ndarray, z: float,
+                       widen: float) -> np.ndarray | None:
     r"""The other way the rate :data:`RATE_SHIFT` faster is rejected: its limit test.
     Extrapolated at the faster rate, samples whose truth decays more slowly keep a bias
     :math:`D`; on the centred samples (``CheckResult.centred_faster``, their estimate at
     the stated rate moved onto the prediction) the test rejects when
     :math:`|D| > t\,\mathrm{se}_f`. Where the estimate at the stated rate lands moves
-    :math:`D` by up to :math:`z_\beta\,\mathrm{se}` (``z``: the one-sided margin times
-    the limit's standard error at the stated rate over the judged one), so the plan asks
-    :math:`|D| \ge t\,\mathrm{se}_f + z_\beta\,\mathrm{se}`: both standard errors
-    shrink like :math:`n^{-1/2}` and :math:`D` stays, every size scaled up together.
+    :math:`D` by up to :math:`z_\beta\,\mathrm{se}` (``z``: the one-sided margin;
+    ``widen``: the limit's standard error at the stated rate over the judged one), and
+    :math:`D` is itself an estimate (standard error :math:`\mathrm{se}_D`, large at a
+    pilot), so the plan asks :math:`|D| \ge t\,\mathrm{se}_f + z_\beta(\mathrm{se} + \mathrm{se}_D)`:
+    every standard error shrinks like :math:`n^{-1/2}` and :math:`D` stays, every size
+    scaled up together.
     The draws made when met; ``None`` when this way cannot help."""
     if result.centred_faster is None or result.limit_se is None:
         return None
-    gap, threshold = result.centred_faster
-    need = threshold + z * result.limit_se
+    gap, threshold, gap_se = result.centred_faster
+    need = threshold + z * (result.limit_se * widen + gap_se)
     if not (gap > 0 and math.isfinite(need)):
         return None
     if need <= gap:
@@ -318,7 +321,7 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
     if rated:
         z1 = margin_quantile(tests, sides=1)
         more = _cheapest([_rate_need(result, rows, T, n, c, z1, q),
-                          _faster_limit_need(result, n, z1 * widen)], c)
+                          _faster_limit_need(result, n, z1, widen)], c)
     if more is not None and np.any(more > n):
         need = more if need is None else np.maximum(need, more)
     return Demand(result.label, now * result.power_target, result.power_target,
