@@ -124,6 +124,9 @@ def test_the_faster_rate_is_planned_on_the_cheaper_of_its_two_rejections():
     far = check_demand(dataclasses.replace(slope, centred_faster=[need / 4, 0.003, 0.001]),
                        COSTS, tests=4, q=3.0, rate=0.5, rated=True)
     assert far.replicates == flat.replicates
+    # an empirical prediction's rate is not asked to reject a faster one: nothing more
+    empirical = dataclasses.replace(slope, centred_faster=None, status="empirical")
+    assert check_demand(empirical, COSTS, tests=4, q=3.0, rate=0.5, rated=True).replicates is None
 
 
 def test_the_margin_grows_with_the_claims_tests():

@@ -49,7 +49,7 @@ from scipy import stats
 from gapverify.verification.judging.checks import CheckResult
 from gapverify.verification.judging.inference import student_quantile
 from gapverify.verification.judging.outcomes import Outcome
-from gapverify.verification.judging.verdict import RATE_SHIFT
+from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
 
 __all__ = ["LACK_OF_POWER", "estimator_weights", "least_cost_replicates", "Demand",
            "check_demand", "margin_quantile"]
@@ -318,7 +318,9 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
     else:
         need = to_target(T ** (-rate), n, sd, c, ratio)
     more = None
-    if rated:
+    if rated and result.status in VERIFYING_STATUSES:
+        # the judging asks a theorem's, derived or conjecture's stated rate to reject the
+        # rate RATE_SHIFT faster (verdict._reject_faster_rate); an empirical one's, not
         z1 = margin_quantile(tests, sides=1)
         more = _cheapest([_rate_need(result, rows, T, n, c, z1, q),
                           _faster_limit_need(result, n, z1, widen)], c)

@@ -32,6 +32,17 @@ _RATIO_NOTE = ("the mean of a ratio of sample moments over T rows of X W^Q: bias
                "delta method (Var(m2)/m2^2 ~ 1/(d_qk T)), fluctuation O(T^-1/2); the means of "
                "the sizes are fitted by L + c/T. Each replicate averages 16 draws of the head "
                "weights (numerics.experiments.KQ_MOMENT_DRAWS)")
+_D_QK_FLOOR_NOTE = ("judged from T = d_qk: the one-term model L + c/T is shown to hold there "
+                    "(quick and standard calibrations, T >= 64 >= d_qk), not below, where "
+                    "T = 16..45 at d_qk = 64 put separate_sq_corr's L in [0.014987, 0.016084] "
+                    "against 0.014925 (24 replicates, root seed 900001)")
+
+
+def _from_d_qk(p: Mapping[str, float]) -> int:
+    """Smallest size a separate head's moment ratio is judged at: ``d_qk``."""
+    return int(p["d_qk"])
+
+
 _XAVIER_NOTE = ("each replicate averages 6 Xavier draws (numerics.experiments.KQ_XAVIER_DRAWS); "
                 "the means are fitted by L + c/T: ")
 
@@ -93,10 +104,11 @@ CLAIMS.append(Claim(
               rate_note="tr(U^T U V^T V)/(d_qk T^2) with U, V Gaussian T x d_qk: sd ~ T^-1/2"),
         Check("separate_kurtosis", "separate_kurtosis", "limit", models=ONE_OVER_T,
               rate_status="derived", rate_note=_RATIO_NOTE + " (a stated rate 1/2 had power "
-              "4.7-7.7% at quick)"),
+              "4.7-7.7% at quick)", min_size=_from_d_qk, min_size_note=_D_QK_FLOOR_NOTE),
         Check("separate_sq_corr", "separate_sq_corr", "limit", models=ONE_OVER_T,
               rate_status="derived", rate_note=_RATIO_NOTE + "; all pairs of entries sharing a "
-              "row or a column (numerics.experiments.logit_draw_moments)"),
+              "row or a column (numerics.experiments.logit_draw_moments)",
+              min_size=_from_d_qk, min_size_note=_D_QK_FLOOR_NOTE),
         Check("separate_sr_A", "separate_sr_A", "limit", asserted=False, record_note=_D_QK_NOTE),
         Check("separate_sqrtT_s2", "separate_sqrtT_s2", "limit", asserted=False,
               record_note=_D_QK_NOTE),
