@@ -191,3 +191,6 @@ def test_the_planned_power_of_the_judging_does_not_see_the_estimates_offset():
     assert base.centred_power is not None and np.isfinite(base.centred_power)
     assert moved.centred_power == pytest.approx(base.centred_power, rel=1e-6)
     assert moved.power != pytest.approx(base.power, rel=1e-3)
+    # the faster rate's gap, what its limit-test route plans on, is the samples' own too
+    assert base.centred_faster is not None
+    assert moved.centred_faster == pytest.approx(base.centred_faster, rel=1e-6, abs=1e-12)
