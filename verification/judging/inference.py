@@ -44,6 +44,7 @@ from scipy import optimize, special, stats
 from gapverify.verification.claims.finite_size import FiniteSizeModel  # noqa: F401 - re-exported
 
 __all__ = ["SizeSummary", "LinearFit", "ProfileLimit", "summarise", "weighted_linear_fit",
+           "estimator_weights",
            "power_law_fit", "extrapolate_limit", "profile_limit", "two_sided_quantile",
            "FiniteSizeModel", "FamilyLimit", "family_limit", "student_quantile", "welch_dof",
            "fit_p_value", "per_test_level"]
@@ -213,6 +214,19 @@ def power_law_fit(T: np.ndarray, error: np.ndarray, se: np.ndarray,
         raise ValueError("a power-law fit needs positive errors")
     rel = np.asarray(se, dtype=float) / error
     return weighted_linear_fit(np.log(T), np.log(error), rel, n, _shares(T, rel, n))
+
+
+def estimator_weights(x: Sequence[float], n: Sequence[float], sd: Sequence[float],
+                      row: int = 0) -> np.ndarray:
+    r"""The weights :math:`w_T` of the fitted coefficient ``row`` (0: intercept, 1: slope)
+    of the weighted least-squares line :math:`\bar y_T = a + b\,x_T` with weights
+    :math:`n_T / s_T^2`, as a combination :math:`\sum_T w_T \bar y_T` of the per-size
+    means. For a limit, :math:`x_T = T^{-r}` and the intercept's weights sum to 1."""
+    x, n = np.asarray(x, float), np.asarray(n, float)
+    sd = np.maximum(np.asarray(sd, float), 1e-150)  # an exact size: a huge finite weight
+    X = np.column_stack([np.ones_like(x), x])
+    W = n / sd ** 2
+    return np.linalg.solve(X.T @ (W[:, None] * X), X.T * W)[row]
 
 
 def extrapolate_limit(T: np.ndarray, mean: np.ndarray, se: np.ndarray, rate: float,

@@ -56,7 +56,7 @@ from gapverify.verification.judging.checks import (
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
     _Prepared, _statistical, _values,
 )
-from gapverify.verification.judging.inference import student_quantile
+from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS, Outcome
 from gapverify.verification.judging.power import (
     _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
@@ -351,13 +351,9 @@ def _difference_se(rows: Sequence[SizeRow], rate: float, fast: float) -> float:
     se = np.array([r.se for r in rows], float)
     if T.size < 3 or not np.all(np.isfinite(se) & (se > 0)):
         return math.inf
-
-    def weights(r: float) -> np.ndarray:
-        X = np.column_stack([np.ones_like(T), T ** -r])
-        W = 1.0 / se ** 2
-        return np.linalg.solve(X.T @ (W[:, None] * X), X.T * W)[0]
-
-    return float(np.sqrt(np.sum((weights(fast) - weights(rate)) ** 2 * se ** 2)))
+    one = np.ones_like(T)  # weights n / sd^2 with n = 1, sd = se: 1 / se^2
+    w = estimator_weights(T ** -fast, one, se) - estimator_weights(T ** -rate, one, se)
+    return float(np.sqrt(np.sum(w ** 2 * se ** 2)))
 
 
 def _at_stated_rate(check: Check, prep: _Prepared, value: float, theory: Mapping[str, float],

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import stats
 
 from gapverify.verification.judging.checks import CheckResult
-from gapverify.verification.judging.inference import student_quantile
+from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
 
@@ -71,19 +71,6 @@ def margin_quantile(tests: int, sides: int = 2) -> float:
     for 8, 3.08 for 24); one-sided for a rate (``sides=1``: the faster rate escapes
     rejection only when the fitted exponent lands high; 1.64, 2.50, 2.86)."""
     return float(stats.norm.isf(LACK_OF_POWER / (sides * max(int(tests), 1))))
-
-
-def estimator_weights(x: Sequence[float], n: Sequence[float], sd: Sequence[float],
-                      row: int = 0) -> np.ndarray:
-    r"""The weights :math:`w_T` of the fitted coefficient ``row`` (0: intercept, 1: slope)
-    of the weighted least-squares line :math:`\bar y_T = a + b\,x_T` with weights
-    :math:`n_T / s_T^2`, as a combination :math:`\sum_T w_T \bar y_T` of the per-size
-    means. For a limit, :math:`x_T = T^{-r}` and the intercept's weights sum to 1."""
-    x, n = np.asarray(x, float), np.asarray(n, float)
-    sd = np.maximum(np.asarray(sd, float), 1e-150)  # an exact size: a huge finite weight
-    X = np.column_stack([np.ones_like(x), x])
-    W = n / sd ** 2
-    return np.linalg.solve(X.T @ (W[:, None] * X), X.T * W)[row]
 
 
 def least_cost_replicates(w: np.ndarray, sd: np.ndarray, cost: np.ndarray,
