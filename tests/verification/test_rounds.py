@@ -100,3 +100,16 @@ def test_fixed_replicates_draw_once(capsys, tmp_path, claim_file):
     r = _run(capsys, claim_file(), tmp_path / "c.sqlite", "--replicates", "16", "--workers", "1")
     assert r["sizing"][0]["stopped"] == "fixed"
     assert set(r["sizing"][0]["drawn"].values()) == {16}
+
+
+def test_calibrate_takes_a_size_grid(capsys, tmp_path, claim_file):
+    """``calibrate --sizes``: every seed is run at the grid given (a small or shifted grid,
+    issue 38), which the table's title and the JSON name."""
+    out = tmp_path / "cal.json"
+    code = main(["calibrate", "mine.sized", "--claims-from", str(claim_file()), "--seeds", "2",
+                 "--sizes", "32,45,64,91", "--store", str(tmp_path / "c.sqlite"),
+                 "--json", str(out), "--quiet", "--workers", "1"])
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert code == 0 and doc["sizes"] == [32, 45, 64, 91] and doc["claims"][0]["seeds"] == 2
+    assert "at T = 32, 45, 64, 91" in printed.replace("\n", " ")
