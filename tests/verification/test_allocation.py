@@ -194,3 +194,24 @@ def test_the_planned_power_of_the_judging_does_not_see_the_estimates_offset():
     # the faster rate's gap, what its limit-test route plans on, is the samples' own too
     assert base.centred_faster is not None
     assert moved.centred_faster == pytest.approx(base.centred_faster, rel=1e-6, abs=1e-12)
+
+
+def test_a_statistic_exact_at_every_replicate_asks_for_nothing():
+    """causal.cesaro's s1_mean at the standard profile: the same value at every replicate,
+    its standard error 0 at one size and 1e-16 at the others. The plan used to give that
+    size an infinite least-squares weight (numpy LinAlgError: Singular matrix, which ended
+    a standard run); draws cannot change such a statistic: no demand."""
+    T = np.array([64, 91, 128, 181, 256, 362, 512, 724, 1024], float)
+    rows = [SizeRow(int(t), 39, 1.5 + 0.1 * np.log(t), 0.0 if t == 512 else 3.6e-17,
+                    0.4 - 0.01 * np.log(t), 1e-17) for t in T]
+    result = CheckResult(claim="causal.cesaro", label="s1_mean", statistic="s1", kind="limit",
+                         status="derived", predicted=2.0, rate=None, verdict=Outcome.PASS,
+                         reason="", rows=rows, limit_hat=2.0, limit_se=1e-16,
+                         power_target=0.03, models=["L + c/log T"], limit_interval=[1.99, 2.01])
+    costs = {int(t): 1e-3 for t in T}
+    assert check_demand(result, costs, tests=4, q=3.0, rate=0.5, rated=False) is None
+    # one noisy size among exact ones still plans, with finite draws
+    noisy = [dataclasses.replace(r, se=1e-3) if r.T == 1024 else r for r in rows]
+    demand = check_demand(dataclasses.replace(result, rows=noisy, limit_se=1e-3), costs,
+                          tests=4, q=3.0, rate=0.5, rated=False)
+    assert demand is not None and all(np.isfinite(list((demand.replicates or {1: 1}).values())))

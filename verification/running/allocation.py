@@ -46,7 +46,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from gapverify.verification.judging.checks import CheckResult
+from gapverify.verification.judging.checks import ROUNDOFF, CheckResult
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
@@ -184,12 +184,23 @@ def _planned_power(result: CheckResult, z: float, ref: float, t: float,
 
 def _spread(result: CheckResult):
     """The judged rows, their sizes, replicates and per-replicate spread of what the limit
-    is fitted to (a law's distances, else the statistic), smoothed across sizes."""
+    is fitted to (a law's distances, else the statistic), smoothed across sizes and
+    floored at round-off, and that floor (:func:`roundoff_spread`)."""
     rows = [r for r in result.rows if r.n >= 2]
     T = np.array([r.T for r in rows], float)
     n = np.array([r.n for r in rows], float)
     se = np.array([r.error_se if result.kind == "distance" else r.se for r in rows])
-    return rows, T, n, smoothed(T, se * np.sqrt(n), n)
+    floor = roundoff_spread([r.error if result.kind == "distance" else r.mean for r in rows])
+    return rows, T, n, np.maximum(smoothed(T, se * np.sqrt(n), n), floor), floor
+
+
+def roundoff_spread(values) -> np.ndarray:
+    """The smallest per-replicate spread a statistic of these magnitudes can show
+    (:data:`ROUNDOFF` relative, at least absolute): a statistic computed exactly, the same
+    at every replicate (``causal.cesaro``'s ``s1_mean``, standard profile: spread 0 at
+    ``T = 512`` and 1e-16 elsewhere), has a spread at round-off, which would otherwise give
+    the least-squares weights ``n / s^2`` an infinite entry."""
+    return ROUNDOFF * np.maximum(1.0, np.abs(np.asarray(values, float)))
 
 
 def smoothed(T: np.ndarray, sd: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -221,8 +232,8 @@ def _rate_need(result: CheckResult, rows, T, n, cost, z: float, q: float) -> np.
     if np.any(err <= 0):
         return None
     sd = np.array([r.error_se for r in rows]) * np.sqrt(n) / err
-    if not np.all(np.isfinite(sd)):
-        return None
+    if not np.all(np.isfinite(sd) & (sd > 0)):
+        return None  # an error known exactly at some size: no slope precision to buy
     # the room the faster rate leaves: the shift less how far the fitted rate is above the
     # stated one (a stated rate is a lower bound; the truth may decay faster)
     room = RATE_SHIFT - max((result.beta or result.rate) - result.rate, 0.0)
@@ -281,9 +292,11 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
             or result.power_target is None):
         return None
     ref = _reference(result)
-    rows, T, n, sd = _spread(result)
+    rows, T, n, sd, floor = _spread(result)
     if not ref or T.size < 2 or not np.all(np.isfinite(sd)):
         return None
+    if np.all(sd <= floor):
+        return None  # the same value at every replicate, to round-off: draws cannot help
     c = np.array([cost[int(t)] for t in T])
     z = margin_quantile(tests)
     # the limit's standard error at ``rate``, from the judged one at the fitted rate
