@@ -18,7 +18,7 @@ from scipy import optimize, stats
 from gapverify.verification.judging.checks import CheckResult, SizeRow
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.running.allocation import (
-    SPREAD_CAP, check_demand, estimator_weights, least_cost_replicates, margin_quantile,
+    MEASURED_STEP, SPREAD_CAP, check_demand, estimator_weights, least_cost_replicates, margin_quantile,
 )
 
 SIZES = np.array([64.0, 128.0, 256.0, 512.0])
@@ -215,3 +215,23 @@ def test_a_statistic_exact_at_every_replicate_asks_for_nothing():
     demand = check_demand(dataclasses.replace(result, rows=noisy, limit_se=1e-3), costs,
                           tests=4, q=3.0, rate=0.5, rated=False)
     assert demand is not None and all(np.isfinite(list((demand.replicates or {1: 1}).values())))
+
+
+def test_a_law_a_little_short_of_its_target_asks_a_quarter_more():
+    """A law plans on its measured power, which moves by a few percent from draw to draw:
+    3% short asks MEASURED_STEP (25%) more at every size, not one draw; 2x short asks 4x."""
+    rows = [SizeRow(int(T), 16, 0.05 * T ** -0.5, 0.004 * T ** -0.5, 0.05 * T ** -0.5,
+                    0.004 * T ** -0.5) for T in SIZES]
+    law = CheckResult(claim="c", label="law:x", statistic="x", kind="distance",
+                      status="theorem", predicted=0.0, rate=0.5, verdict=Outcome.LACKS_POWER,
+                      reason="", rows=rows, power=0.0309, power_target=0.03,
+                      limit_hat=0.0, limit_se=1e-3, zero_scale=1.0)
+    short = check_demand(law, COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    assert MEASURED_STEP == 0.25
+    assert short.replicates == {int(T): 20 for T in SIZES}  # ceil(16 * 1.25)
+    far = check_demand(dataclasses.replace(law, power=0.06), COSTS, tests=4, q=3.0, rate=0.5,
+                       rated=False)
+    assert far.replicates == {int(T): 64 for T in SIZES}  # 16 * 2^2
+    met = check_demand(dataclasses.replace(law, power=0.029, verdict=Outcome.PASS), COSTS,
+                       tests=4, q=3.0, rate=0.5, rated=False)
+    assert met.replicates is None
