@@ -159,9 +159,17 @@ def _fluctuation_sqrt_at(s):
     return total
 
 
+#: Significant digits the quadrature's value is stated to: its last bits move with numpy's
+#: summation order (numpy/BLAS versions: 0.677178755840814106 against ...217 at
+#: sigma_QK = 1), which a statement at full double precision turned into a theorem change
+QUADRATURE_DIGITS = 12
+
+
 def fluctuation_sqrt(p):
-    """``lim sum_ij Var(A_ij)`` at the d^-1/2 scaling: Gaussian logits, by quadrature."""
-    return sp.Float(_fluctuation_sqrt_at(float(p["sigma_QK"])), 15)
+    """``lim sum_ij Var(A_ij)`` at the d^-1/2 scaling: Gaussian logits, by quadrature,
+    stated to :data:`QUADRATURE_DIGITS` significant digits."""
+    value = _fluctuation_sqrt_at(float(p["sigma_QK"]))
+    return sp.Float(f"{value:.{QUADRATURE_DIGITS}g}", QUADRATURE_DIGITS)
 
 
 # --- the experiment ----------------------------------------------------------------------

@@ -85,7 +85,8 @@ def _report(args, results, seeds) -> None:
 
     samples = [s for r in results for s in r.limits]
     report = coverage_report(samples)
-    _print(results, args.level, args.profile, len(seeds), args.sizes)
+    sizes = getattr(args, "sizes", None)  # None: the profile's
+    _print(results, args.level, args.profile, len(seeds), sizes)
     if samples:
         _print_coverage(report)
     if args.figure:
@@ -95,7 +96,7 @@ def _report(args, results, seeds) -> None:
         else:
             print("no limit check judged: no coverage figure", file=sys.stderr)
     if args.json:
-        write_json(args.json, {"profile": args.profile, "sizes": args.sizes, "level": args.level,
+        write_json(args.json, {"profile": args.profile, "sizes": sizes, "level": args.level,
                                "base_seed": args.seed, "seeds": seeds,
                                "claims": [r.to_dict() for r in results], "coverage": report})
 
