@@ -51,8 +51,8 @@ from gapverify.verification.judging.inference import estimator_weights, student_
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
 
-__all__ = ["LACK_OF_POWER", "MEASURED_STEP", "estimator_weights", "least_cost_replicates", "Demand",
-           "check_demand", "margin_quantile"]
+__all__ = ["LACK_OF_POWER", "MEASURED_STEP", "estimator_weights", "least_cost_replicates",
+           "Demand", "check_demand", "margin_quantile"]
 
 #: The share of root seeds on which a true claim may read "lacks power" because its
 #: estimates landed far from the truth (the 1 in 20 the acceptance allows; split over the
@@ -318,15 +318,14 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
     now = ratio(_welch(estimator_weights(T ** (-rate), n, sd), sd, n))
     if now is None:
         return None
-    if result.kind == "distance" or (result.centred_power is None
-                                     and result.limit_interval is None):
-        # a law, or samples planned on their measured power: every size, as is, by at
-        # least MEASURED_STEP more (a measured power has no margin and is noisy)
+    measured = result.kind == "distance" or (result.centred_power is None
+                                             and result.limit_interval is None)
+    if measured or result.limit_interval is not None:
+        # an interval, a law, or samples planned on their measured power: every size, as
+        # is; a measured power (no margin, noisy) by at least MEASURED_STEP more
         need = scaled_up(n, now)
-        if need is not None:
+        if measured and need is not None:
             need = np.maximum(need, np.ceil(np.asarray(n, float) * (1.0 + MEASURED_STEP)))
-    elif result.limit_interval is not None:
-        need = scaled_up(n, now)  # an interval: every size, as is
     else:
         need = to_target(T ** (-rate), n, sd, c, ratio)
     more = None
