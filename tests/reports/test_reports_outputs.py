@@ -1,6 +1,6 @@
 """Tests of reports/tables.py, reports/figures.py, reports/document.py and reports/cli.py:
 the tables, figures and report generated from a small judged run that the tests make
-themselves (two claims, T = 64, 91, 128, 4 replicates, in a temporary store).
+themselves (two claims, T = 128, 181, 256, 4 replicates, in a temporary store).
 
 Contract checked: same results -> byte-identical tables; every table opens with the
 packages comment and compiles with those packages alone; plain strings are escaped; a

@@ -12,7 +12,7 @@ from gapverify.api import describe, predict, statement, verify
 from gapverify.api import Run
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = dict(sizes=[16, 23, 32], replicates=2, seed=1)
+TINY = dict(sizes=[64, 91, 128], replicates=2, seed=1)
 
 
 def _readme_block(section: str) -> str:
@@ -103,12 +103,12 @@ def test_verify_returns_plain_results(tmp_path):
     # tiny sizes: not verified (no power), or a (flaky) failure; never verified
     expected = {"not verified": ("not verified", 3), "fail": ("failed", 1), "flaky": ("flaky", 1)}
     assert (claim.verdict.split(":")[0], run.exit_code) == expected[claim.outcome]
-    assert not claim.verified and claim.root_seed == 1 and claim.sizes == [16, 23, 32]
+    assert not claim.verified and claim.root_seed == 1 and claim.sizes == [64, 91, 128]
     data = run.to_dict()
     json.dumps(data, allow_nan=False)
     assert data["provenance"]["schema"] == 2
     rows = run.rows()
-    assert {r["T"] for r in rows} == {16, 23, 32} and rows[0]["claim"] == "softmax.kappa"
+    assert {r["T"] for r in rows} == {64, 91, 128} and rows[0]["claim"] == "softmax.kappa"
     # the same measurements again: reused, same numbers, a second run recorded
     again = verify("softmax.kappa", store=tmp_path / "s.sqlite", **TINY)
     assert again.run_id == 2 and again.rows()[0]["mean"] == rows[0]["mean"]
@@ -135,7 +135,7 @@ def test_to_dataframe_needs_pandas_and_says_so(monkeypatch):
 def test_to_dataframe_with_pandas():
     pd = pytest.importorskip("pandas")
     frame = verify("softmax.kappa", **TINY).to_dataframe()
-    assert isinstance(frame, pd.DataFrame) and set(frame["T"]) == {16, 23, 32}
+    assert isinstance(frame, pd.DataFrame) and set(frame["T"]) == {64, 91, 128}
 
 
 def test_verify_takes_a_backend_with_the_command_lines_checks():
@@ -148,8 +148,8 @@ def test_verify_takes_a_backend_with_the_command_lines_checks():
         verify("markov.outliers", profile="gpu")
     pytest.importorskip("torch", reason="torch not installed: pip install gapverify[gpu]")
     with pytest.raises(ValueError, match="take backend"):
-        verify("softmax.kappa", backend="torch", sizes=[16, 23, 32], replicates=2)
-    run = verify("markov.outliers", backend="torch", sizes=[16, 23, 32, 45], replicates=2, seed=3)
+        verify("softmax.kappa", backend="torch", sizes=[64, 91, 128], replicates=2)
+    run = verify("markov.outliers", backend="torch", sizes=[64, 91, 128, 45], replicates=2, seed=3)
     (claim,) = run.claims
     assert claim.claim == "markov.outliers" and run.exit_code in (0, 1, 3)
 

@@ -16,7 +16,7 @@ from gapverify.cli import main
 from gapverify.verification.running.store import Store, StoreReadOnly
 
 #: A quick run of one cheap claim at three tiny sizes (seconds).
-TINY = ["softmax.kappa", "--sizes", "16,23,32", "--replicates", "2", "--quiet", "--no-replay",
+TINY = ["softmax.kappa", "--sizes", "64,91,128", "--replicates", "2", "--quiet", "--no-replay",
         "--workers", "1"]
 
 
@@ -301,11 +301,11 @@ def _stored_run(tmp_path, capsys):
 def test_a_corrupt_payload_exits_2_naming_the_row(tmp_path, capsys):
     path = _stored_run(tmp_path, capsys)
     db = sqlite3.connect(path)
-    db.execute("UPDATE measurements SET payload = X'00112233' WHERE T = 23 AND replicate = 1")
+    db.execute("UPDATE measurements SET payload = X'00112233' WHERE T = 91 AND replicate = 1")
     db.commit()
     db.close()
     _one_line_exit_2(["run", *TINY, "--store", str(path)], capsys, "parameter '--store'",
-                     "damaged", "softmax.kappa at T=23, replicate 1")
+                     "damaged", "softmax.kappa at T=91, replicate 1")
 
 
 @pytest.mark.parametrize("column", ["provenance", "results", "claims"])
@@ -353,7 +353,7 @@ def test_s2_below_what_float64_resolves_is_refused_for_a_run_not_for_predict(tmp
     assert json.loads(capsys.readouterr().out)["predictions"]["kappa"] == pytest.approx(1e-150)
     from gapverify.api import verify
     with pytest.raises(ValueError, match="'s2'"):
-        verify("softmax.kappa", params={"s2": 1e-300}, sizes=[16, 23, 32], replicates=2)
+        verify("softmax.kappa", params={"s2": 1e-300}, sizes=[64, 91, 128], replicates=2)
 
 
 def test_device_cuda_with_numpy_is_refused_not_sampled_on_the_cpu(tmp_path, capsys):

@@ -52,7 +52,7 @@ def run(tmp_path, capsys, text, *extra, name="claims.py"):
     path = tmp_path / name
     path.write_text(text)
     code = main(["run", "mine.participation", "--claims-from", str(path), "--sizes",
-                 "32,45,64", "--replicates", "4", "--workers", "1", "--quiet",
+                 "64,91,128", "--replicates", "4", "--workers", "1", "--quiet",
                  "--store", str(tmp_path / "s.sqlite"), *extra])
     err = [line for line in capsys.readouterr().err.splitlines()
            if not line.startswith("gapverify: store")]
@@ -78,7 +78,7 @@ def test_a_bad_result_is_a_claim_error_on_the_first_replicate(tmp_path, capsys, 
     assert len(err) == 1, err
     line = err[0]
     assert line.startswith(f"gapverify: claim error: {path}:")
-    assert "claim mine.participation, case s2=" in line and "T=32, replicate 0" in line
+    assert "claim mine.participation, case s2=" in line and "T=64, replicate 0" in line
     assert all(w in line for w in words), line
 
 
@@ -95,13 +95,13 @@ def test_a_raising_experiment_names_the_line_it_raised(tmp_path, capsys):
     code, (line,), path = run(tmp_path, capsys, text)
     assert code == EXIT_CLAIM_ERROR
     assert line.startswith(f"gapverify: claim error: {path}:{line_of(text, '1 / 0')}: ")
-    assert "T=32, replicate 0" in line and "raised ZeroDivisionError" in line
+    assert "T=64, replicate 0" in line and "raised ZeroDivisionError" in line
 
 
 def test_a_later_replicate_is_named_by_its_size_and_replicate(tmp_path, capsys):
-    text = GOOD.replace(RETURN, '    return {"T_sum_sq": float("nan") if T == 64 else 1.0}')
+    text = GOOD.replace(RETURN, '    return {"T_sum_sq": float("nan") if T == 128 else 1.0}')
     code, (line,), _ = run(tmp_path, capsys, text)
-    assert code == EXIT_CLAIM_ERROR and "T=64, replicate 0" in line and "not finite" in line
+    assert code == EXIT_CLAIM_ERROR and "T=128, replicate 0" in line and "not finite" in line
 
 
 def test_a_complex_prediction_at_a_case_is_a_claim_error(tmp_path, capsys):

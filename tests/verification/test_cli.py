@@ -87,7 +87,7 @@ def test_one_prediction_at_a_wrong_parameter_is_rejected(quick_store, tmp_path, 
 
 
 def test_too_few_sizes_is_not_verified_and_not_exit_0(tmp_path, capsys):
-    code, printed = _run(["run", "softmax.kappa", "--sizes", "16,23,32", "--replicates", "3",
+    code, printed = _run(["run", "softmax.kappa", "--sizes", "64,91,128", "--replicates", "3",
                           "--store", str(tmp_path / "s.sqlite"), "--quiet", "--workers", "1"], capsys)
     assert code in (1, 3), printed
     if code == 3:
@@ -159,7 +159,7 @@ def test_bad_input_exits_2_naming_the_parameter(argv, fragment, tmp_path, capsys
 
 
 # --- issue 10: the command line's polish ------------------------------------------------
-TINY = ["softmax.kappa", "--sizes", "16,23,32", "--replicates", "2", "--no-replay",
+TINY = ["softmax.kappa", "--sizes", "64,91,128", "--replicates", "2", "--no-replay",
         "--workers", "1"]
 
 
@@ -256,7 +256,7 @@ def test_runs_lists_the_store_and_exports_csv(tmp_path, capsys, monkeypatch):
     assert rows[0]["provenance"]["versions"]["numpy"]
     assert main(["runs", "--csv", "-", "--run", "1"]) == 0
     table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert {r["T"] for r in table} == {"16", "23", "32"} and {r["run_id"] for r in table} == {"1"}
+    assert {r["T"] for r in table} == {"64", "91", "128"} and {r["run_id"] for r in table} == {"1"}
     assert table[0]["claim"] == "softmax.kappa" and table[0]["verdict"] and table[0]["outcome"]
     path = tmp_path / "rows.csv"
     assert main(["runs", "--csv", str(path)]) == 0  # the last run

@@ -20,7 +20,7 @@ from gapverify.cli import main
 from gapverify.verification.claims.inputs import UsageError, _int_in, parse_perturb
 
 #: A quick run of one cheap claim at three tiny sizes (seconds).
-TINY = ["softmax.kappa", "--sizes", "16,23,32", "--replicates", "2", "--quiet", "--no-replay",
+TINY = ["softmax.kappa", "--sizes", "64,91,128", "--replicates", "2", "--quiet", "--no-replay",
         "--workers", "1"]
 
 

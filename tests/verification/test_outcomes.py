@@ -134,7 +134,7 @@ def test_the_judging_speaks_outcome_members_that_read_as_the_old_words():
     assert res.unverified[0].startswith("x lacks power at T <= 1024")
 
 
-TINY = ["--sizes", "16,23,32", "--replicates", "2", "--workers", "1", "--no-replay"]
+TINY = ["--sizes", "128,181,256", "--replicates", "2", "--workers", "1", "--no-replay"]
 CLAIMS = ["markov.outliers", "heavy_tail.edge"]
 
 
@@ -182,7 +182,7 @@ def test_one_run_speaks_one_vocabulary(tmp_path, capsys):
 
     from gapverify.api import verify
 
-    run = verify(CLAIMS, store=store, sizes=[16, 23, 32], replicates=2, replay=False)
+    run = verify(CLAIMS, store=store, sizes=[128, 181, 256], replicates=2, replay=False)
     stated = json.loads((tmp_path / "stated.json").read_text())
     assert [c.verdict for c in run.claims] == [c["verdict"] for c in stated["claims"]]
     assert run.exit_code == exit_code([c["verdict"] for c in run.results["claims"]]) == 3
@@ -196,7 +196,7 @@ def test_a_run_of_recorded_claims_exits_0(tmp_path, capsys):
     code = main(["run", "heavy_tail.edge", *TINY, "--store", str(store), "--quiet"])
     assert "heavy_tail.edge (empirical): RECORDED;" in capsys.readouterr().out
     assert code == 0
-    alone = verify("heavy_tail.edge", store=store, sizes=[16, 23, 32], replicates=2)
+    alone = verify("heavy_tail.edge", store=store, sizes=[128, 181, 256], replicates=2)
     assert [c.verdict for c in alone.claims] == ["recorded"] and alone.exit_code == 0
 
 

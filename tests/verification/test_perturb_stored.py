@@ -9,7 +9,7 @@ import pytest
 from gapverify.cli import main
 from gapverify.verification.running.store import Store
 
-KAPPA = ["softmax.kappa", "--sizes", "32,45,64", "--replicates", "3", "--quiet",
+KAPPA = ["softmax.kappa", "--sizes", "64,91,128", "--replicates", "3", "--quiet",
          "--workers", "1"]
 
 
@@ -56,15 +56,15 @@ def test_perturb_samples_nothing_and_is_marked(stored, tmp_path, monkeypatch, ca
 
 def test_perturb_parameter_without_samples_exits_2_naming_them(stored, monkeypatch, capsys):
     _no_sampling(monkeypatch)
-    code = main(["run", "softmax.kappa", "--sizes", "32,45,64,90", "--replicates", "3",
+    code = main(["run", "softmax.kappa", "--sizes", "64,91,128,181", "--replicates", "3",
                  "--quiet", "--workers", "1", "--store", stored,
                  "--perturb-parameter", "kappa:s2=1.5"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert err[-1].startswith("gapverify: error: parameter ")
-    assert "lacks 6 of 24 sample(s) of softmax.kappa (T = 90)" in err[-1]
+    assert "lacks 6 of 24 sample(s) of softmax.kappa (T = 181)" in err[-1]
     assert "parameter '--perturb-parameter'" in err[-1]
-    assert f"sample them first: gapverify run softmax.kappa --profile quick --sizes 32,45,64,90 " \
+    assert f"sample them first: gapverify run softmax.kappa --profile quick --sizes 64,91,128,181 " \
            f"--replicates 3 --seed 20250713 --store {stored}" in err[-1]
 
 

@@ -7,7 +7,7 @@ from gapverify.verification.running.runner import default_executor, plan, stream
 from gapverify.verification.running.store import Store, code_version, parameters_key
 from gapverify.verification.running.suite import RunOptions, verify
 
-SIZES, REPS = (32, 45, 64), 3
+SIZES, REPS = (64, 91, 128), 3
 
 
 def _sample(store, workers):
@@ -74,7 +74,7 @@ def _fresh(claim, params):
 
 def test_rerun_reuses_stored_work():
     store = Store(":memory:")
-    opts = RunOptions(claims=["softmax.kappa"], sizes=[32, 45, 64], replicates=3, seed=9)
+    opts = RunOptions(claims=["softmax.kappa"], sizes=[64, 91, 128], replicates=3, seed=9)
     first = verify(opts, store)
     n = store.count()
     second = verify(opts, store)
@@ -102,7 +102,7 @@ def test_a_failure_that_does_not_recur_on_replay_is_flaky(monkeypatch):
         return result
 
     monkeypatch.setattr(suite, "judge_claim", fail_first_root)
-    opts = RunOptions(claims=["softmax.kappa"], sizes=[32, 45, 64], replicates=3, seed=9)
+    opts = RunOptions(claims=["softmax.kappa"], sizes=[64, 91, 128], replicates=3, seed=9)
     (result,) = verify(opts, Store(":memory:"))
     assert result.verdict == "flaky"
     assert result.replay["verdict"] == "pass" and result.replay["root_seed"] != 9
@@ -123,7 +123,7 @@ def test_interrupted_run_exits_130_and_keeps_work(tmp_path, monkeypatch, capsys)
 
     monkeypatch.setattr(Store, "put", put_then_interrupt)
     path = tmp_path / "int.sqlite"
-    code = main(["run", "softmax.kappa", "--sizes", "32,45,64", "--replicates", "3",
+    code = main(["run", "softmax.kappa", "--sizes", "64,91,128", "--replicates", "3",
                  "--store", str(path), "--quiet", "--workers", "1"])
     assert code == 130
     assert "rerun the same command to resume" in capsys.readouterr().err

@@ -113,3 +113,49 @@ def test_light_tailed_edges_are_judged_where_the_spike_lift_decays_like_the_fit(
         assert check.judged_sizes({**values, "s2": 0.25}, [16, 23, 32, 45]) == [32, 45], cid
         # the quick and standard sizes keep all but T = 128 at s2 = 1/2
         assert check.judged_sizes(values, [128, 181, 256]) == [181, 256], cid
+
+
+def _claim_sampled_from(low: int, kind: str = "limit"):
+    # the toy claim with one check of ``kind`` and profiles that start at ``low``
+    check = (Check("x", "x", "limit", rate=1.0, rate_status="derived") if kind == "limit"
+             else Check("x", "x", "exact", tolerance=1e-3))
+    return Claim(id="toy.sampled", title="toy", parameters=("s2",), experiment="none",
+                 predictions=(Prediction("x", "derived", lambda p: 1, "x"),), checks=(check,),
+                 references=(), profiles={"quick": Profile(tuple(s for s in SIZES if s >= low),
+                                                           8, 0.05)})
+
+
+def test_a_statistical_check_is_not_judged_below_its_claims_smallest_profile_size():
+    # a claim calibrated from T = 512 (its profiles' smallest size): a run at smaller sizes
+    # judges its limit check from 512 on, and with fewer sizes than the rate needs reads
+    # "outside domain", naming why; the same data from a claim sampled from 64 fail
+    assert _claim_sampled_from(512).sampled_from == 512
+    judged = judge_claim(_claim_sampled_from(512), _data(), {"s2": 1.0}, q=3.0, root_seed=0)
+    assert judged.checks[0].verdict == "pass"
+    assert [r.T for r in judged.checks[0].rows] == [512, 1024, 2048]
+    small = {T: v for T, v in _data().items() if T <= 1024}
+    out = judge_claim(_claim_sampled_from(512), small, {"s2": 1.0}, q=3.0, root_seed=0)
+    assert out.checks[0].verdict == "outside domain"
+    assert "smallest size its claim's profiles sample" in out.checks[0].reason
+    assert "T >= 512" in out.checks[0].reason
+    every = judge_claim(_claim_sampled_from(64), _data(), {"s2": 1.0}, q=3.0, root_seed=0)
+    assert every.checks[0].verdict == "fail"
+
+
+def test_an_exact_check_is_judged_at_every_size_of_a_run():
+    claim = _claim_sampled_from(512, kind="exact")
+    assert claim.checks[0].judged_sizes({"s2": 1.0}, SIZES, claim.sampled_from) == list(SIZES)
+    assert claim.checks[0].floor({"s2": 1.0}, claim.sampled_from) == 0
+
+
+def test_registry_claims_run_at_a_small_grid_read_outside_domain_not_failed(tmp_path):
+    # T = 16, 23, 32, below softmax.kappa's smallest profile size (64): its limit check is
+    # not judged there (the small-grid calibration's false failures, docs/power.md)
+    from gapverify.api import verify
+
+    run = verify("softmax.kappa", store=tmp_path / "s.sqlite", sizes=[16, 23, 32],
+                 replicates=3, replay=False)
+    (claim,) = run.results["claims"]
+    assert claim["verdict"] == "not verified: outside domain"
+    assert {c["outcome"] for c in claim["checks"]} == {"outside domain"}
+    assert run.exit_code == 3

@@ -317,13 +317,23 @@ class Check:
         """Whether this check is judged at ``params`` (its ``domain``)."""
         return self.domain is None or bool(self.domain(params))
 
-    def judged_sizes(self, params: Mapping[str, float], sizes) -> list[int]:
+    def floor(self, params: Mapping[str, float], sampled_from: int = 0) -> int:
+        """The smallest size this check is judged at, at ``params``: its :attr:`min_size`,
+        and for a statistical check (one with a finite-size model or a law) at least
+        ``sampled_from``, the smallest size its claim's profiles sample
+        (:attr:`Claim.sampled_from`): below the sizes where a claim was calibrated its
+        finite-size models are not shown to hold. Exact checks judge at every size."""
+        own = int(self.min_size(params)) if self.min_size is not None else 0
+        return own if self.kind in ("exact", "matching") else max(own, int(sampled_from))
+
+    def judged_sizes(self, params: Mapping[str, float], sizes,
+                     sampled_from: int = 0) -> list[int]:
         """The sizes of a sweep at which this check is judged at ``params``: inside its
-        ``domain``, those from :attr:`min_size` on; none outside (the judging rules: a
+        ``domain``, those from :meth:`floor` on; none outside (the judging rules: a
         check outside its domain is shown as such and does not count)."""
         if not self.applies(params):
             return []
-        floor = self.min_size(params) if self.min_size is not None else 0
+        floor = self.floor(params, sampled_from)
         return sorted(int(T) for T in sizes if int(T) >= floor)
 
     @property
@@ -512,6 +522,13 @@ class Claim:
             if values not in out:
                 out.append(values)
         return out
+
+    @property
+    def sampled_from(self) -> int:
+        """The smallest size any of this claim's profiles samples: its statistical checks'
+        finite-size models are calibrated from there on, and are not judged below it
+        (:meth:`Check.floor`; a smaller ``--sizes`` reads "outside domain" there)."""
+        return min((min(p.sizes) for p in self.profiles.values() if p.sizes), default=0)
 
     @property
     def status(self) -> str:

@@ -144,11 +144,10 @@ def family_label(models: Sequence[str], corrected: bool) -> str:
     return "unbiased" if models[0].strip() == "L" else models[0]
 
 
-def _judged_data(check: Check, data: Measurements, params: Mapping[str, float]) -> Measurements:
-    """``data`` at the sizes the check judges at ``params`` (:attr:`Check.min_size`)."""
-    if check.min_size is None:
-        return data
-    floor = check.min_size(params)
+def _judged_data(check: Check, data: Measurements, params: Mapping[str, float],
+                 sampled_from: int) -> Measurements:
+    """``data`` at the sizes the check judges at ``params`` (:meth:`Check.floor`)."""
+    floor = check.floor(params, sampled_from)
     return {T: values for T, values in data.items() if T >= floor}
 
 
@@ -222,11 +221,15 @@ def _base_fields(claim: Claim, check: Check, pred, params: Mapping[str, float],
 
 
 def _too_few_sizes(check: Check, judged: Measurements, params: Mapping[str, float],
-                   base: dict) -> CheckResult:
+                   base: dict, sampled_from: int) -> CheckResult:
     """A check whose smallest judged size leaves this run too few sizes: outside domain."""
+    floor = check.floor(params, sampled_from)
+    own = check.min_size(params) if check.min_size is not None else 0
+    why = (check.min_size_note or "judged from a smallest size") if own >= floor else (
+        "judged from the smallest size its claim's profiles sample, where its finite-size "
+        "model was calibrated")
     return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[], reason=(
-        f"{check.min_size_note or 'judged from a smallest size'}: judged at T >= "
-        f"{check.min_size(params)}, where this run has {len(judged)} size(s) and the "
+        f"{why}: judged at T >= {floor}, where this run has {len(judged)} size(s) and the "
         f"check needs {check.minimum_sizes}"))
 
 
@@ -247,9 +250,9 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     if not check.applies(params):
         return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[],
                            reason=check.domain_note or "outside the check's domain")
-    judged = _judged_data(check, data, params)  # the sizes of its (params, T) domain
+    judged = _judged_data(check, data, params, claim.sampled_from)  # its (params, T) domain
     if len(judged) < min(len(data), check.minimum_sizes):
-        return _too_few_sizes(check, judged, params, base)
+        return _too_few_sizes(check, judged, params, base, claim.sampled_from)
     # a law's scale (a spectrum's too) moves with the variant's parameters and scale
     scale = variant.scale_for(check.prediction)
     prep = None

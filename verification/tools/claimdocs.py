@@ -111,7 +111,8 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
                 None if c.domain is None and c.min_size is None else "restricted"),
             "judged_at": [c.applies(case) for case in cases],
             "judged_sizes": [{"parameters": dict(case),
-                              "sizes": c.judged_sizes(case, claim.profiles[profile].sizes)}
+                              "sizes": c.judged_sizes(case, claim.profiles[profile].sizes,
+                                                     claim.sampled_from)}
                              for case in cases],
             "tolerance_note": c.tolerance_note or None, "record_note": c.record_note or None,
             "minimum_sizes": c.minimum_sizes,
