@@ -57,15 +57,18 @@ from gapverify.verification.judging.checks import (
     _Prepared, _statistical, _values,
 )
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
-from gapverify.verification.judging.outcomes import NOT_VERIFIED_REASONS, Outcome
+from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.claim_verdict import (
+    VERIFYING_STATUSES, asserted_predictions, claim_reason, claim_verdict,
+)
 from gapverify.verification.judging.power import (
     _POWER_HIGH, _POWER_LOW, _POWER_STEPS, PARAMETER_FACTORS, _rejects, _zero_reference,
     measure_power, parameter_blind_spots, parameter_moves, power_text, wrong_values,
 )
 
-#: every name this module defined before judging and power moved out
-#: (:mod:`verification.judging.checks`, :mod:`verification.judging.power`): those
-#: re-exported from there
+#: every name this module defined before judging, power and the claim's verdict moved out
+#: (:mod:`verification.judging.checks`, :mod:`verification.judging.power`,
+#: :mod:`verification.judging.claim_verdict`): those re-exported from there
 __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests", "RULES",
            "DEFAULT_LEVEL", "ROUNDOFF", "claim_verdict", "claim_reason", "asserted_predictions",
            "VERIFYING_STATUSES", "power_class",
@@ -76,10 +79,6 @@ __all__ = ["Variant", "CheckResult", "ClaimResult", "judge_claim", "count_tests"
            "_zero_reference", "_first_outside_envelope", "_tests_in",
            "_POWER_LOW", "_POWER_HIGH", "_POWER_STEPS"]
 
-#: Predictions of these statuses must be verified with power for a claim to be verified,
-#: and see every wrong parameter value; an empirical law with an asserted check needs
-#: power too (:func:`asserted_predictions`).
-VERIFYING_STATUSES = ("theorem", "derived", "conjecture")
 #: A stated rate has power when the same samples reject the rate this much faster (the
 #: audit's "rate +0.5" variant): otherwise the rate assertion could not tell a slowdown
 RATE_SHIFT = 0.5
@@ -402,119 +401,3 @@ def _claim_result(claim: Claim, results: list[CheckResult], data: Measurements,
         claim, results, max(sizes), parameter_coverage=parameter_coverage)
     out.reason = claim_reason(out.verdict, out.unverified)
     return out
-
-
-def asserted_predictions(claim: Claim) -> list:
-    """The predictions a claim's verdict needs: every theorem, derived or conjecture
-    prediction (one measured by recorded checks alone is not verified: nothing could
-    reject it), and every empirical law with at least one asserted check. An empirical
-    law whose checks are all recorded by design (``heavy_tail.edge``) is shown, never
-    judged: a claim of such laws alone reads ``recorded``."""
-    asserted_checks = {c.prediction for c in claim.checks if c.asserted}
-    return [p for p in claim.predictions if p.asserted
-            and (p.status in VERIFYING_STATUSES or p.name in asserted_checks)]
-
-
-def _unverified_line(name: str, reason: str, detail: str) -> str:
-    # "NAME REASON...": the form claim_reason reads back (prediction names have no blank)
-    assert reason in NOT_VERIFIED_REASONS and " " not in name, (name, reason)
-    return f"{name} {reason}{detail}"
-
-
-def claim_reason(verdict: str, unverified: Sequence[str]) -> str:
-    """Why a claim is not verified: the most severe reason of its unverified predictions
-    (:data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS`, last the most severe:
-    lacks power > not assessed > outside domain), read from the ``unverified`` lines
-    :func:`claim_verdict` writes; ``""`` for a claim that is not ``not verified``."""
-    if verdict == Outcome.NOT_ASSESSED:  # a claim outcome of older results
-        return Outcome.NOT_ASSESSED
-    if verdict != Outcome.NOT_VERIFIED:
-        return ""
-    found = [r for line in unverified for r in NOT_VERIFIED_REASONS
-             if line.partition(" ")[2].startswith(r)]
-    return max(found, key=NOT_VERIFIED_REASONS.index) if found else Outcome.LACKS_POWER
-
-
-def _unjudged_reason(checks: Sequence[CheckResult]) -> str:
-    # a prediction none of whose checks was judged: outside the checks' domain at these
-    # parameters, or not assessed where that domain is a missing optional dependency
-    # (registry/models.py: "not assessed: torch not installed"); recorded alone: nothing
-    # could reject it, no power
-    outside = [c for c in checks if c.verdict == Outcome.OUTSIDE_DOMAIN]
-    if not outside:
-        return Outcome.LACKS_POWER
-    if all(c.reason.startswith(Outcome.NOT_ASSESSED) for c in outside):
-        return Outcome.NOT_ASSESSED
-    return Outcome.OUTSIDE_DOMAIN
-
-
-#: the outcomes of a check that judged its prediction (not assessed: too few sizes to
-#: judge; outside its domain or recorded by design, a check did not judge it)
-_JUDGED = (Outcome.PASS, Outcome.FAIL, Outcome.LACKS_POWER, Outcome.NOT_ASSESSED)
-
-
-def claim_verdict(claim: Claim, checks: Sequence[CheckResult], T_max: int, *,
-                  parameter_coverage: bool = True) -> tuple[Outcome, list[str], str]:
-    """The claim's machine outcome from its checks (of one case or of all its cases):
-
-    * ``fail`` if an asserted check failed;
-    * ``not verified`` if an asserted prediction (:func:`asserted_predictions`: theorem,
-      derived, conjecture, and empirical laws with an asserted check) has no check that
-      passed with power (each of its judged checks must pass with power, at least one must
-      be judged, and for a theorem, derived or conjecture every wrong parameter value that
-      moves it must be seen at some case: :func:`parameter_blind_spots`;
-      ``parameter_coverage=False`` leaves that to the audit's parameter variants); one line
-      per such prediction, ``NAME REASON ...`` with REASON one of
-      :data:`~verification.judging.outcomes.NOT_VERIFIED_REASONS` (:func:`claim_reason`
-      picks the claim's);
-    * ``recorded`` if the claim asserts no prediction (its checks are recorded by design);
-    * ``pass`` otherwise.
-
-    Also "k of n predictions verified with power"."""
-    verdict = Outcome.FAIL if any(c.verdict == Outcome.FAIL for c in checks) else None
-    needed = asserted_predictions(claim)
-    unverified, verified = [], 0
-    for p in needed:
-        mine = [c for c in checks if c.prediction == p.name]
-        judged = [c for c in mine if c.verdict in _JUDGED]
-        weak = [c for c in judged if c.verdict == Outcome.LACKS_POWER]
-        if not judged:
-            why = "; ".join(sorted({c.reason for c in mine if c.reason})) or "no check measures it"
-            reason = _unjudged_reason(mine)
-            where = (" at these parameters" if reason == Outcome.OUTSIDE_DOMAIN else
-                     f" at T <= {T_max}" if reason == Outcome.LACKS_POWER else "")
-            unverified.append(_unverified_line(p.name, reason, f"{where}: not judged ({why})"))
-        elif weak:
-            too_weak = [c for c in weak if not c.power <= c.power_target]
-            parts = []
-            if too_weak:
-                parts.append(f"power {', '.join(power_text(c.power) for c in too_weak)}, target "
-                             f"{too_weak[0].power_target:.0%}")
-            parts += [c.reason.rsplit("; ", 1)[-1].rsplit(" at T <=", 1)[0]
-                      for c in weak if c not in too_weak]
-            unverified.append(_unverified_line(p.name, Outcome.LACKS_POWER,
-                                               f" at T <= {T_max} ({'; '.join(parts)})"))
-        elif any(c.verdict == Outcome.NOT_ASSESSED for c in judged):
-            why = "; ".join(sorted({c.reason for c in judged if c.verdict == Outcome.NOT_ASSESSED}))
-            unverified.append(_unverified_line(p.name, Outcome.NOT_ASSESSED,
-                                               f": {why or 'too few sizes'}"))
-        elif (parameter_coverage and p.status in VERIFYING_STATUSES
-              and (blind := parameter_blind_spots(judged))):
-            unverified.append(_unverified_line(p.name, Outcome.LACKS_POWER, f" at T <= {T_max} (a "
-                                               f"wrong parameter no case can see: {'; '.join(blind)})"))
-        elif all(c.verdict == Outcome.PASS for c in judged):
-            verified += 1
-    summary = f"{verified} of {len(needed)} predictions verified with power"
-    missing = [c for c in checks if c.verdict == Outcome.OUTSIDE_DOMAIN
-               and c.reason.startswith(Outcome.NOT_ASSESSED)]
-    if not needed and missing:
-        # recorded by design, but nothing could be measured (a missing optional dependency):
-        # not assessed, not "recorded"
-        for name in dict.fromkeys(c.prediction for c in missing):
-            unverified.append(_unverified_line(name, Outcome.NOT_ASSESSED, f": {missing[0].reason}"))
-    if not needed:
-        summary = "nothing asserted (recorded by design): " + summary
-    if verdict is None:
-        verdict = (Outcome.NOT_VERIFIED if unverified else Outcome.PASS if needed
-                   else Outcome.RECORDED)
-    return verdict, unverified, summary
