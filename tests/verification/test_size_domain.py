@@ -159,3 +159,8 @@ def test_registry_claims_run_at_a_small_grid_read_outside_domain_not_failed(tmp_
     assert claim["verdict"] == "not verified: outside domain"
     assert {c["outcome"] for c in claim["checks"]} == {"outside domain"}
     assert run.exit_code == 3
+    # and the claim's documentation says where its checks are judged from
+    from gapverify.verification.tools.claimdocs import describe_claim
+
+    assert describe_claim("softmax.kappa")["judged_from"] == 64
+    assert describe_claim("markov.outliers")["judged_from"] == 128

@@ -134,6 +134,8 @@ def describe_claim(claim_id: str, profile: str = "quick") -> dict[str, Any]:
                                 "judges": list(pr.predictions)} if pr.narrows() else {})}
                      for name, pr in claim.profiles.items()},
         "power_targets": dict(POWER_TARGETS),
+        # below the smallest size its profiles sample no statistical check is judged
+        "judged_from": claim.sampled_from,
     }
 
 
@@ -335,6 +337,10 @@ def _claim_markdown(claim: Claim, profile: str) -> list[str]:
     for name, pr in d["profiles"].items():
         out.append(f"| {name} | {', '.join(map(str, pr['sizes']))} | {_draws(pr)} | "
                    f"{pr['power_target']:.0%} |")
+    out += ["", f"Its statistical checks are judged from `T = {d['judged_from']}` on, the "
+                "smallest size its profiles sample, where their finite-size models were "
+                "calibrated: a run at smaller `--sizes` reads *outside domain* below it "
+                "(exact checks are judged at every size)."]
     narrowed = [(n, pr) for n, pr in d["profiles"].items() if "judges" in pr]
     for name, pr in narrowed:
         out += ["", f"The {name} profile judges only "
