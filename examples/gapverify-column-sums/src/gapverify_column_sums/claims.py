@@ -51,5 +51,5 @@ CLAIMS = [Claim(
     parameters=("s2", "mu"),
     experiment=column_sums,
     references=("examples/gapverify-column-sums",),
-    profiles=profiles(quick=(64, 1024, 64), standard=(64, 2048, 128)),
+    profiles=profiles(quick=(64, 1024), standard=(64, 2048)),
 )]
