@@ -27,14 +27,16 @@ def _print(results: list[ClaimCalibration], level: float, profile: str, n: int,
     t = Table(title=f"Calibration: {n} root seeds, profile {profile}{grid}, level {level:g} per claim",
               box=box.SIMPLE_HEAVY)
     for col in ("claim", "seeds", "failed", "false-failure rate", "95% CI (exact)",
-                "not verified (predictions lacking power)", "failing checks"):
+                "not verified (why: seeds): predictions", "failing checks"):
         t.add_column(col)
     for r in results:
         low, high = r.interval()
         checks = ", ".join(f"{k} ({v})" for k, v in sorted(r.failing_checks.items())) or "-"
         weak = ", ".join(f"{k} ({v})" for k, v in sorted(r.unverified.items()))
+        why = ", ".join(f"{k} {v}" for k, v in sorted(r.reasons.items()))
         t.add_row(r.claim, str(r.seeds), str(r.failed), f"{r.failed / r.seeds:.1%}",
-                  f"[{low:.1%}, {high:.1%}]", f"{r.not_verified}" + (f": {weak}" if weak else ""),
+                  f"[{low:.1%}, {high:.1%}]",
+                  f"{r.not_verified}" + (f" ({why})" if why else "") + (f": {weak}" if weak else ""),
                   checks)
     console.print(t)
 

@@ -48,6 +48,9 @@ class ClaimCalibration:
     failing_seeds: list[int] = field(default_factory=list)
     #: prediction -> seeds on which it lacked power (or was not judged)
     unverified: dict[str, int] = field(default_factory=dict)
+    #: why the claim was not verified -> seeds (lacks power, outside domain, not assessed,
+    #: recorded): a size grid below a claim's sizes reads "outside domain", not a failure
+    reasons: dict[str, int] = field(default_factory=dict)
     #: every asserted limit check of every seed (the coverage's samples)
     limits: list[LimitSample] = field(default_factory=list)
 
@@ -62,7 +65,7 @@ class ClaimCalibration:
         return {"claim": self.claim, "seeds": self.seeds, "failed": self.failed,
                 "rate": self.failed / self.seeds if self.seeds else None,
                 "ci95": [low, high], "not_verified": self.not_verified,
-                "unverified_predictions": self.unverified,
+                "unverified_predictions": self.unverified, "not_verified_reasons": self.reasons,
                 "failing_checks": self.failing_checks, "failing_seeds": self.failing_seeds}
 
 
@@ -96,6 +99,8 @@ def calibrate(claims: Sequence[str], seeds: Sequence[int], store, *, profile: st
                         cal.failing_checks[c.label] = cal.failing_checks.get(c.label, 0) + 1
                 elif res.verdict != Outcome.PASS:
                     cal.not_verified += 1
+                    why = str(res.reason or res.verdict)
+                    cal.reasons[why] = cal.reasons.get(why, 0) + 1
                     for why in res.unverified:
                         name = why.split(" ", 1)[0]
                         cal.unverified[name] = cal.unverified.get(name, 0) + 1
