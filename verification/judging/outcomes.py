@@ -126,7 +126,8 @@ CLAIM_VERDICTS: tuple[VerdictWord, ...] = (
     VerdictWord("recorded", EXIT_OK, "nothing is asserted by design: the measurements are "
                 "recorded and shown, never judged"),
     VerdictWord("not verified: outside domain", EXIT_UNVERIFIED, "nothing failed, but a "
-                "prediction is outside the domain of its checks at these parameters"),
+                "prediction is outside the domain of its checks at these parameters or "
+                "sizes"),
     VerdictWord("not verified: not assessed", EXIT_UNVERIFIED, "nothing failed, but a "
                 "prediction could not be judged (too few sizes, or a missing optional "
                 "dependency)"),
@@ -144,8 +145,9 @@ CHECK_VERDICTS: tuple[VerdictWord, ...] = (
     VerdictWord("supported", EXIT_OK, "passed with power (conjecture)"),
     VerdictWord("reproduced", EXIT_OK, "passed with power (empirical)"),
     VerdictWord("recorded", EXIT_OK, "measured and shown, never asserted"),
-    VerdictWord("outside domain", EXIT_UNVERIFIED, "not judged: the parameters are outside "
-                "the domain of the check's finite-size model"),
+    VerdictWord("outside domain", EXIT_UNVERIFIED, "not judged: the parameters, or the "
+                "sizes (below the smallest its claim's profiles sample), are outside the "
+                "domain of the check's finite-size model"),
     VerdictWord("not assessed", EXIT_UNVERIFIED, "not judged: too few sizes, or a missing "
                 "optional dependency"),
     VerdictWord("lacks power", EXIT_UNVERIFIED, "passed, but without power"),
