@@ -223,8 +223,8 @@ def _too_few_sizes(check: Check, judged: Measurements, params: Mapping[str, floa
                    base: dict, sampled_from: int) -> CheckResult:
     """A check whose smallest judged size leaves this run too few sizes: outside domain."""
     floor = check.floor(params, sampled_from)
-    own = check.min_size(params) if check.min_size is not None else 0
-    why = (check.min_size_note or "judged from a smallest size") if own >= floor else (
+    own = check.floor(params) >= floor  # the check's own min_size sets it, not the claim's
+    why = (check.min_size_note or "judged from a smallest size") if own else (
         "judged from the smallest size its claim's profiles sample, where its finite-size "
         "model was calibrated")
     return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[], reason=(
@@ -249,9 +249,10 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     if not check.applies(params):
         return CheckResult(**base, verdict=Outcome.OUTSIDE_DOMAIN, rows=[],
                            reason=check.domain_note or "outside the check's domain")
-    judged = _judged_data(check, data, params, claim.sampled_from)  # its (params, T) domain
+    sampled_from = claim.sampled_from
+    judged = _judged_data(check, data, params, sampled_from)  # its (params, T) domain
     if len(judged) < min(len(data), check.minimum_sizes):
-        return _too_few_sizes(check, judged, params, base, claim.sampled_from)
+        return _too_few_sizes(check, judged, params, base, sampled_from)
     # a law's scale (a spectrum's too) moves with the variant's parameters and scale
     scale = variant.scale_for(check.prediction)
     prep = None
