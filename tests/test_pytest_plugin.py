@@ -324,7 +324,7 @@ def test_the_tutorial_passes_and_a_wrong_limit_fails_at_the_quick_profile(pytest
     result.stdout.fnmatch_lines([
         "*_ gapverify claim tutorial.participation _*",
         "tutorial.participation (derived): FAILED; 0 of 1 predictions verified with power",
-        "  - participation: *misses 2.06; reproduce: gapverify run tutorial.participation *",
+        "  - participation: *misses 2.06*; reproduce: gapverify run tutorial.participation *",
         "FAILED gapverify::tutorial.participation - *"])
     (case,) = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
     command = re.search(r"reproduce: (gapverify run .*)$", case.find("failure").text, re.M)

@@ -132,14 +132,23 @@ def test_rate_range_accepts_the_truth_and_rejects_a_few_percent():
     res = judge_claim(claim, data, params, q=q, root_seed=1, power_target=0.05)
     check = res.checks[0]
     assert res.verdict == "pass", check.reason
-    low, high = check.limit_interval
+    low, high = _accepted(check)
     assert low <= 1.0 <= high
-    # the power of a rate-range check is exact: the farther end of the interval
+    # the power of a rate-range check is exact: the farther end of the accepted limits
     assert check.power == pytest.approx(max(1 - low, high - 1))
     assert check.power < 0.05
     for scale in (1 + 2 * check.power, 1 - 2 * check.power):
-        bad = judge_claim(claim, data, params, q=q, root_seed=1, variant=Variant(scale=scale))
+        bad = judge_claim(claim, data, params, q=q, root_seed=1, variant=Variant(scale=scale),
+                          power_target=0.05)
         assert bad.verdict == "fail", scale
+
+
+def _accepted(check):
+    """The limits a rate range or model family accepts: its interval, widened to the
+    resolution (at least the estimate +- rho)."""
+    low, high = check.limit_interval
+    rho = check.resolution or 0.0
+    return min(low, check.limit_hat - rho), max(high, check.limit_hat + rho)
 
 
 def test_power_of_a_rated_check_is_measured_on_the_judging_itself():
@@ -291,10 +300,11 @@ def test_a_model_family_check_accepts_the_truth_and_rejects_a_few_percent():
     res = judge_claim(claim, data, {}, q=q, root_seed=1, power_target=0.05)
     check = res.checks[0]
     assert res.verdict == "pass" and check.power_class == "model family", check.reason
-    low, high = check.limit_interval
+    low, high = _accepted(check)
     assert low <= LIMIT <= high and check.power == pytest.approx(max(2 - low, high - 2) / 2)
     for scale in (1 + 2 * check.power, 1 - 2 * check.power):
-        bad = judge_claim(claim, data, {}, q=q, root_seed=1, variant=Variant(scale=scale))
+        bad = judge_claim(claim, data, {}, q=q, root_seed=1, variant=Variant(scale=scale),
+                          power_target=0.05)
         assert bad.verdict == "fail", scale
 
 

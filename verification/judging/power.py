@@ -17,7 +17,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from gapverify.verification.claims.model import Check, Claim
-from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, _judge_rows, _Prepared
+from gapverify.verification.judging.checks import (ROUNDOFF, CheckResult, _judge_rows, _Prepared,
+                                                    _widened)
 from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["measure_power", "wrong_values", "parameter_moves", "parameter_blind_spots",
@@ -33,7 +34,7 @@ def _rejects(check: Check, prep: _Prepared, value: float, params, scale: float,
              rate: float | None, q: float, sizes_used: list[int]) -> bool:
     rows = [prep.mean_rows(T, value, params, scale) for T in sizes_used]
     try:
-        return not _judge_rows(check, rows, value, rate, q, params).ok
+        return not _judge_rows(check, rows, value, rate, q, params, prep.resolution).ok
     except (np.linalg.LinAlgError, ValueError):
         # the fit degenerates only for a value so wrong that every replicate sits at the
         # same extreme (a Kolmogorov distance of 1 at every size): rejected
@@ -54,8 +55,11 @@ def measure_power(check: Check, prep: _Prepared, result: CheckResult, predicted:
     itself. ``inf`` when even :math:`e = 1` passes; ``nan`` when undefined (a zero limit
     without a reference scale)."""
     if result.limit_interval is not None and predicted != 0.0:
-        # rate range: the interval does not move with the prediction
-        low, high = result.limit_interval
+        # rate range, model family: the interval (at least the resolution either side of
+        # the estimate) does not move with the prediction
+        low, high = _widened(*result.limit_interval,
+                             math.nan if result.limit_hat is None else result.limit_hat,
+                             prep.resolution)
         return max(predicted - low, high - predicted) / abs(predicted)
     ref = _zero_reference(check, predicted, params)
     if ref is None or ref == 0.0:

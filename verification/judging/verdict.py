@@ -12,15 +12,20 @@ The rules (printed with every verdict table, see :data:`RULES`):
     measured at ``T <= 1024``;
     *limit*: the extrapolation :math:`\bar x_T = \hat L + c T^{-r}`,
     :math:`r = \max(\alpha, \hat\beta)`, reaches the claimed limit:
-    :math:`|\hat L - L| \le q\,\mathrm{se}(\hat L)` (for a distance, :math:`\hat L \le q\,\mathrm{se}`).
+    :math:`|\hat L - L| \le \max(q\,\mathrm{se}(\hat L), \rho)` (for a distance,
+    :math:`\hat L \le q\,\mathrm{se}`), :math:`\rho = P^*|\hat L|/4` the resolution:
+    a quarter of the profile's power target (:func:`verification.judging.checks.resolution`).
 ``limit`` with a rate range :math:`[r_{lo}, r_{hi}]`
     the finite-size model :math:`\bar x_T = L + c T^{-r}` with :math:`r` estimated in the
     range: the claimed limit lies in the profile-likelihood interval of :math:`L`
-    (:func:`verification.judging.inference.profile_limit`).
+    (:func:`verification.judging.inference.profile_limit`), or within :math:`\rho` of
+    its estimate.
 ``limit`` with a model family
     each finite-size model of the family (a correction of known form, e.g.
     :math:`1/\log^2 T`) is fitted; the claimed limit lies in the union of their intervals
-    (:func:`verification.judging.inference.family_limit`).
+    (:func:`verification.judging.inference.family_limit`), or within :math:`\rho` of
+    the best member's estimate (not for the family that judges a subtracted
+    Tracy-Widom offset).
 
 Power. A check that passes is also asked how wrong its prediction would have to be for
 the same samples to reject it: the *power* is the smallest relative error :math:`e` such
@@ -54,7 +59,7 @@ from gapverify.verification.claims.model import Check, Claim
 from gapverify.verification.judging.checks import (
     DEFAULT_LEVEL, ROUNDOFF, CheckResult, ClaimResult, Measurements, SizeRow, Variant, _exact,
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
-    _Prepared, _statistical, _values,
+    _Prepared, _statistical, _values, resolution,
 )
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
@@ -86,9 +91,12 @@ RULES = (
     "exact: every replicate within the stated round-off tolerance",
     "rate: fitted exponent beta of the mean |error| satisfies beta + q se >= stated rate "
     "(a stated rate is a lower bound, set below the local slopes measured at T <= 1024)",
-    "limit: extrapolation x_T = L + c T^-r, r = max(stated rate, fitted beta), gives |L_hat - L| <= q se",
+    "limit: extrapolation x_T = L + c T^-r, r = max(stated rate, fitted beta), gives "
+    "|L_hat - L| <= max(q se, rho)",
     "rate range: x_T = L + c T^-r with r estimated in the stated range; L in the profile-likelihood interval",
     "model family: finite-size models of known form each fitted; L in the union of their intervals",
+    "resolution rho: a quarter of the profile's power target times |L_hat|; a rate range's or model "
+    "family's interval is widened to at least L_hat +- rho (not the Tracy-Widom offset's judge)",
     "power: smallest relative error of the prediction the same samples reject (both signs); "
     "worse than the profile's target (quick 5%, standard 3%): lacks power, not verified",
     "goodness of fit: measurements that no member of the check's finite-size model fits fail it",
@@ -263,6 +271,11 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     else:
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
+        rho = 0.0 if planning else resolution(check, res, power_target)
+        if rho > 0 and res.verdict in (Outcome.PASS, Outcome.FAIL):
+            # judged again at the resolution a quarter of the power target sets (its rule)
+            prep.resolution = rho
+            res = _statistical(check, prep, value, theory, scale, rate, q, base, rho)
         if measure and power_target is not None:
             moved = _centred(check, prep, res, value, theory, scale, rate)
             res.centred_power = _centred_power(check, moved, value, theory, scale, rate, q, base)
