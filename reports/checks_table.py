@@ -347,8 +347,10 @@ def _notes(run: Mapping[str, Any], corrected: bool) -> list[dict]:
         {"mark": "d", "text": TeX(
             r"Fitted exponent of the mean absolute error, $|\text{error}| \approx C\,T^{-\hat\beta}$; "
             r"the check needs $\hat\beta + t\,\mathrm{se} \ge \alpha$ and the extrapolated limit "
-            r"within $t\,\mathrm{se}$ of $L$, $t$ the Student-t quantile at the estimate's degrees "
-            r"of freedom for the claim's false-alarm level, Bonferroni over its tests.")},
+            r"within $\max(t\,\mathrm{se}, \rho)$ of $L$, $t$ the Student-t quantile at the "
+            r"estimate's degrees of freedom for the claim's false-alarm level, Bonferroni over "
+            r"its tests, and $\rho = P^*|\hat L|/4$ the resolution (a quarter of the power "
+            r"target $P^*$).")},
         {"mark": "e", "text": TeX(
             r"Smallest relative error of the prediction that the same samples reject on both "
             r"sides, in \%; target " + _targets(run) + ".")},

@@ -18,7 +18,9 @@ run's results (no new sample), showing how its verdict was earned
   - a model family: the member with the smallest :math:`\chi^2` (``scipy``'s
     ``curve_fit`` of the registry's ``FiniteSizeModel.curve``), interval the union over the
     members (``limit_interval``); a pooled check (the theory's finite-size mean subtracted,
-    ``corrected``) shows the corrected means.
+    ``corrected``) shows the corrected means;
+  - each interval widened, as the verdict widens it, to at least
+    :math:`\hat L \pm \rho`, the check's resolution (``resolution``).
 
 * a **distance** (law) check: the Kolmogorov distance :math:`D_T` against
   :math:`T^{-r}` (the stated rate), which reaches the law's prediction :math:`D = 0` at

@@ -30,6 +30,7 @@ import numpy as np
 from gapverify.reports.figure_text import Key, line, mathtext
 from gapverify.reports.numbers import rate_fraction, significant
 from gapverify.reports.table_cells import _registry_check
+from gapverify.verification.judging.checks import widened_interval
 
 __all__ = ["Variable", "Fit", "model_fit", "limit_panel", "distance_panel", "exact_panel",
            "judged_means", "limit_interval", "size_ticks", "log_ticks", "Z95", "MEAN",
@@ -186,16 +187,20 @@ def _finite(x) -> bool:
 
 
 def limit_interval(claim: Mapping[str, Any], check: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    """``(centre, low, high)`` of the extrapolated limit the verdict used."""
+    """``(centre, low, high)`` of the extrapolated limit the verdict used: the fitted
+    interval, widened to at least the limit +- the check's ``resolution``
+    (:func:`verification.judging.checks.resolution`)."""
     lim, se = check.get("limit_hat"), check.get("limit_se")
     band = check.get("limit_interval")
     if not _finite(lim):
         return None
+    rho = float(check["resolution"]) if _finite(check.get("resolution")) else 0.0
     if band and all(_finite(v) for v in band):
-        return float(lim), float(band[0]), float(band[1])
+        return (float(lim), *widened_interval(float(band[0]), float(band[1]), float(lim), rho))
     q = float(claim.get("q") or 0.0)
     if _finite(se):
-        return float(lim), float(lim - q * se), float(lim + q * se)
+        half = max(q * se, rho)
+        return float(lim), float(lim - half), float(lim + half)
     return None
 
 

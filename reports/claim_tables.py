@@ -21,6 +21,7 @@ from gapverify.reports.numbers import (
 )
 from gapverify.reports.render import render
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.checks import widened_interval
 from gapverify.reports.results import registry_claim, replicates_text, verdict_word
 from gapverify.reports.table_cells import (
     _finite, _parameters_text, _quantity, _registry_check, _run_text, _slug, _tt, case_cell,
@@ -159,11 +160,14 @@ def _limit_row(check: Mapping[str, Any], q: float, finest) -> dict | None:
         return None
     band = check.get("limit_interval")
     target = check.get("predicted") if band or check["kind"] != "distance" else 0.0
+    # the limits the verdict accepts: widened to at least L_hat +- the resolution
+    rho = check.get("resolution") if _finite(check.get("resolution")) else 0.0
     if band:
-        inter = Interval(significant(band[0], 4), significant(band[1], 4))
+        low, high = widened_interval(band[0], band[1], lim, rho)
+        inter = Interval(significant(low, 4), significant(high, 4))
     else:
         t = student_t(q, _fewest(check))
-        inter = (_interval(lim, t * lim_se, lim_se) if q > 0 and _finite(lim_se)
+        inter = (_interval(lim, max(t * lim_se, rho), lim_se) if q > 0 and _finite(lim_se)
                  else Number(DASH))
     return {"T": Math(r"T\to\infty"), "measured": Number(shorthand(lim, lim_se)),
             "interval": inter, "predicted": _predicted_text(check, finest),
@@ -264,12 +268,14 @@ def _claim_notes(run: Mapping[str, Any], claim: Mapping[str, Any], q: float) -> 
         {"mark": "a", "text": TeX(
             r"Rows $T\to\infty$: the limit $\hat L$ extrapolated from "
             r"$\bar x_T = \hat L + c\,T^{-\alpha}$ at the stated rate $\alpha$ (for a law, the "
-            r"distance's limit, predicted $0$); the check needs $|\hat L - L| \le t\,\mathrm{se}$. "
+            r"distance's limit, predicted $0$); the check needs "
+            r"$|\hat L - L| \le \max(t\,\mathrm{se}, \rho)$, $\rho = P^*|\hat L|/4$ the "
+            r"resolution (a quarter of the power target $P^*$; none for a law). "
             r"Rows $\hat\beta$: the exponent of $|\text{error}| \approx C\,T^{-\hat\beta}$ (weighted "
             r"log-log fit); the check needs $\hat\beta + t\,\mathrm{se} \ge \alpha$ ($t$: note c). "
             r"For a finite-size model with an estimated rate, the row $T\to\infty$ gives the "
-            r"best fit and the profile-likelihood interval of the limit, which must contain "
-            r"the prediction. Power: the smallest relative error of the prediction that the "
+            r"best fit and the profile-likelihood interval of the limit, widened to at least "
+            r"$\hat L \pm \rho$, which must contain the prediction. Power: the smallest relative error of the prediction that the "
             r"same samples reject on both sides; worse than the profile's target, the "
             r"prediction lacks power and is not verified.")},
         {"mark": "b", "text": TeX(

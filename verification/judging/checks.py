@@ -27,7 +27,7 @@ from gapverify.verification.judging.inference import (
 from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["Variant", "SizeRow", "CheckResult", "ClaimResult", "Measurements",
-           "DEFAULT_LEVEL", "ROUNDOFF", "resolution"]
+           "DEFAULT_LEVEL", "ROUNDOFF", "resolution", "widened_interval"]
 
 DEFAULT_LEVEL = 0.01
 #: A limit statistic whose every replicate equals the prediction to this relative
@@ -137,7 +137,7 @@ class CheckResult:
     corrected: bool = False  # the theory's finite-size mean was subtracted before fitting
     #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
     parameter_moves: list[dict] | None = None
-    #: the half-width below which the limit test does not narrow: half the power target,
+    #: the half-width below which the limit test does not narrow: a quarter of the power target,
     #: in the limit's units (:func:`resolution`); ``None`` where none applies
     resolution: float | None = None
 
@@ -373,7 +373,7 @@ def _interval(check: Check, Ts: np.ndarray, means: np.ndarray, mean_se: np.ndarr
         head = (f"{form} = L + c T^-r, r in [{fit.rates[0]:.2f}, {fit.rates[1]:.2f}] "
                 f"(stated range [{check.rate_range[0]:.3g}, {check.rate_range[1]:.3g}]): ")
     misfit = _misfit(fit.p_fit, q)
-    low, high = _widened(fit.low, fit.high, fit.L, resolution)
+    low, high = widened_interval(fit.low, fit.high, fit.L, resolution)
     ok = misfit is None and low <= predicted <= high
     reason = head + (misfit if misfit else f"L in [{low:.5g}, {high:.5g}]"
                      + _resolution_note(fit.low, fit.high, low, high, resolution)
@@ -383,9 +383,12 @@ def _interval(check: Check, Ts: np.ndarray, means: np.ndarray, mean_se: np.ndarr
                     interval=None if misfit else (fit.low, fit.high))
 
 
-def _widened(low: float, high: float, estimate: float, resolution: float) -> tuple[float, float]:
-    """The accepted limits ``[low, high]``, widened to at least ``estimate +- resolution``."""
-    if not resolution > 0 or not math.isfinite(estimate):
+def widened_interval(low: float, high: float, estimate: float | None,
+                     resolution: float | None) -> tuple[float, float]:
+    """The accepted limits ``[low, high]``, widened to at least ``estimate +- resolution``
+    (:func:`resolution`): the limits a verdict accepts. Unchanged without a resolution or
+    a finite estimate."""
+    if not resolution or not resolution > 0 or estimate is None or not math.isfinite(estimate):
         return low, high
     return min(low, estimate - resolution), max(high, estimate + resolution)
 

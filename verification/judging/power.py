@@ -18,7 +18,7 @@ import numpy as np
 
 from gapverify.verification.claims.model import Check, Claim
 from gapverify.verification.judging.checks import (ROUNDOFF, CheckResult, _judge_rows, _Prepared,
-                                                    _widened)
+                                                    widened_interval)
 from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["measure_power", "wrong_values", "parameter_moves", "parameter_blind_spots",
@@ -57,9 +57,8 @@ def measure_power(check: Check, prep: _Prepared, result: CheckResult, predicted:
     if result.limit_interval is not None and predicted != 0.0:
         # rate range, model family: the interval (at least the resolution either side of
         # the estimate) does not move with the prediction
-        low, high = _widened(*result.limit_interval,
-                             math.nan if result.limit_hat is None else result.limit_hat,
-                             prep.resolution)
+        low, high = widened_interval(*result.limit_interval, result.limit_hat,
+                                     prep.resolution)
         return max(predicted - low, high - predicted) / abs(predicted)
     ref = _zero_reference(check, predicted, params)
     if ref is None or ref == 0.0:

@@ -52,6 +52,7 @@ from typing import Mapping, Sequence
 
 from gapverify.verification.claims.model import POWER_TARGETS, Claim
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.checks import widened_interval
 from gapverify.verification.running.defaults import DEFAULT_SEED
 from gapverify.verification.judging.verdict import (
     DEFAULT_LEVEL, VERIFYING_STATUSES, ClaimResult, Variant, judge_claim, PARAMETER_FACTORS,
@@ -240,7 +241,7 @@ def _how(check_result, q: float) -> str:
     if c.limit_hat is not None and c.limit_se is not None:
         target = 0.0 if c.kind == "distance" else c.predicted
         miss = (c.limit_hat > q * c.limit_se if c.kind == "distance"
-                else abs(c.limit_hat - target) > q * c.limit_se)
+                else abs(c.limit_hat - target) > max(q * c.limit_se, c.resolution or 0.0))
         if miss:
             parts.append("limit")
     if c.beta is not None and c.rate is not None and c.beta + q * c.beta_se < c.rate:
@@ -255,8 +256,8 @@ def _evidence(result: ClaimResult, labels: set[str]) -> str:
         if c.label not in labels:
             continue
         if c.limit_interval is not None:
-            parts.append(f"{c.label}: {c.predicted:.4g} inside [{c.limit_interval[0]:.4g}, "
-                         f"{c.limit_interval[1]:.4g}]")
+            low, high = widened_interval(*c.limit_interval, c.limit_hat, c.resolution)
+            parts.append(f"{c.label}: {c.predicted:.4g} inside [{low:.4g}, {high:.4g}]")
         elif c.beta is not None and c.limit_hat is not None:
             parts.append(f"{c.label}: fitted rate {c.beta:.2f}±{c.beta_se:.2f} (q se = "
                          f"{result.q * c.beta_se:.2f}) vs stated {c.rate:.3g}; limit "
@@ -307,9 +308,11 @@ def audit_claim(claim: Claim, data, params: Mapping[str, float], *, q: float, ro
                 outcomes.append(VariantOutcome(**base, outcome="not applicable", ok=True,
                                                note=f"{pred.name} does not depend on it"))
                 continue
+            # judged by the truth's rule: at the same resolution (power_target), no power
             res = judge_claim(claim, data, params, q=q, root_seed=root_seed,
                               variant=probe.variant, measure=False, only=(pred.name,),
-                              predictions=predictions)
+                              predictions=predictions,
+                              power_target=eps if power_target is None else power_target)
             rejected = [f"{c.label} ({_how(c, q)})" for c in res.failed
                         if c.label in labels and c.label not in failing]
             if rejected:
