@@ -121,3 +121,21 @@ def test_the_tracy_widom_offsets_judge_and_laws_have_no_resolution():
     assert resolution(rated_claim().checks[0], res.checks[0], None) == 0.0
     assert math.isclose(resolution(rated_claim().checks[0], res.checks[0], TARGET),
                         TARGET / 4 * abs(res.checks[0].limit_hat))
+
+
+def test_a_prediction_of_zero_moved_off_it_keeps_its_zero_scales_resolution():
+    """The audit's and --perturb's offset of a prediction of 0 is judged at the resolution
+    the power was measured at (the zero scale's), not at one relative to an estimate near 0."""
+    claim = Claim(
+        id="zero", title="x -> 0", parameters=(),
+        predictions=(Prediction("x", "derived", lambda p: 0, "x"),),
+        checks=(Check("x", "x", "limit", rate=0.9, zero_scale=lambda p: 3.0),),
+        experiment="none", references=(), profiles={"quick": Profile(SIZES, 16, TARGET)})
+    rng = np.random.default_rng(11)
+    data = {T: [{"x": 0.5 / T + 0.01 * rng.standard_normal()} for _ in range(400)]
+            for T in SIZES}
+    stated = judge_claim(claim, data, {}, q=Q, root_seed=11, power_target=TARGET)
+    assert stated.checks[0].resolution == pytest.approx(TARGET / 4 * 3.0)
+    moved = judge_claim(claim, data, {}, q=Q, root_seed=11, power_target=TARGET,
+                        variant=Variant(offsets={"x": 0.01}), measure=False)
+    assert moved.checks[0].resolution == pytest.approx(TARGET / 4 * 3.0)

@@ -405,7 +405,8 @@ def _resolution_note(low: float, high: float, wide_low: float, wide_high: float,
 RESOLUTION_SHARE = 0.25
 
 
-def resolution(check: Check, result: "CheckResult", power_target: float | None) -> float:
+def resolution(check: Check, result: "CheckResult", power_target: float | None,
+               zero: bool | None = None) -> float:
     r"""The half-width below which a limit test does not narrow: a quarter of the power
     target :math:`P^*`, relative to the estimate, :math:`\rho = P^*|\hat L|/4` (for a
     prediction of 0, relative to the check's zero scale). The limit is accepted when it
@@ -427,13 +428,17 @@ def resolution(check: Check, result: "CheckResult", power_target: float | None) 
     what the sampling plans on; the faster rate's rejection is judged without a
     resolution.
 
+    ``zero``: whether the statement as stated predicts 0 (default: ``result``'s
+    prediction is 0), so that a variant that moves a prediction of 0 off it (the audit's,
+    ``--perturb``) is judged at the resolution its power was measured at.
+
     0 where none applies: no power target, a law, a check not asserted, and a model
     family fitted after a subtracted finite-size term (the Tracy-Widom offset's judge,
     whose purpose is to reject that term wrong by a few percent)."""
     if (power_target is None or check.kind != "limit" or not check.asserted
             or (check.models and check.correction is not None)):
         return 0.0
-    if result.predicted == 0.0:
+    if (result.predicted == 0.0) if zero is None else zero:
         ref = abs(result.zero_scale) if result.zero_scale else 0.0
     else:
         hat = result.limit_hat

@@ -271,7 +271,9 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     else:
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
-        rho = 0.0 if planning else resolution(check, res, power_target)
+        # a prediction of 0 as stated keeps its zero scale's resolution when a variant moves it
+        stated_zero = predicted.at(check.prediction, params) == 0.0
+        rho = 0.0 if planning else resolution(check, res, power_target, stated_zero)
         if rho > 0 and res.verdict in (Outcome.PASS, Outcome.FAIL):
             # judged again at the resolution a quarter of the power target sets (its rule)
             prep.resolution = rho
