@@ -85,6 +85,21 @@ def test_operating_characteristic_counts_the_limit_tests_rejections():
     assert operating_characteristic([boxed], [0.5])[0]["rejected_down"] == 1
 
 
+def test_the_limit_tests_resolution_is_read_as_the_verdict_reads_it():
+    # 1.0011 +- 0.0003: the interval alone rejects 1; the resolution (1.25% of L_hat) not,
+    # and still rejects a limit 2.5% (half the 5% target) off
+    fine = LimitSample("c", "x", 0, "rated", 1.0, 1.0011, 0.0003, math.inf, Q, 1.0, 0.05)
+    assert fine.rejects(1.0)
+    rho = 0.25 * 0.05 * 1.0011
+    fine = LimitSample("c", "x", 0, "rated", 1.0, 1.0011, 0.0003, math.inf, Q, 1.0, 0.05,
+                       resolution=rho)
+    assert not fine.rejects(1.0) and fine.rejects(0.975) and fine.rejects(1.025 + 0.0011)
+    boxed = LimitSample("c", "x", 0, "rate range", 1.0, 1.0011, 0.0003, math.inf, Q, 1.0,
+                        0.05, (1.0005, 1.0017), resolution=rho)
+    assert not boxed.rejects(1.0) and boxed.rejects(0.975)
+    assert LimitSample.from_dict(boxed.to_dict()) == boxed
+
+
 def _rated_check(rng, corrected=False, **kw) -> CheckResult:
     T = np.array([16, 23, 32, 45, 64])
     n = np.array([8, 6, 5, 4, 4])

@@ -31,9 +31,9 @@ their verdict is a union of intervals over rates or members (``limit_interval``)
 The operating characteristic (:func:`operating_characteristic`) is the rejection rate of
 the prediction made wrong, :math:`L(1 \pm e)` (:math:`\pm e` times the check's zero scale
 at :math:`L = 0`) with :math:`e` a multiple of the profile's power target (quick 5%,
-standard 3%), recomputed from the recorded results: :math:`|\hat L - L'| > t\,s` with the
-verdict's :math:`t`, or :math:`L'` outside the recorded interval. It is the *limit test
-only*: a rated check also judges its rate and goodness of fit against the wrong value's
+standard 3%), recomputed from the recorded results: :math:`|\hat L - L'| > \max(t\,s, \rho)`
+with the verdict's :math:`t` and resolution :math:`\rho`, or :math:`L'` outside the
+recorded interval widened to the resolution. It is the *limit test only*: a rated check also judges its rate and goodness of fit against the wrong value's
 errors, which can only reject more.
 
 The samples of one seed are not independent across a claim's checks (cases may share
@@ -61,7 +61,9 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, ClaimResult
+from gapverify.verification.judging.checks import (
+    ROUNDOFF, CheckResult, ClaimResult, widened_interval,
+)
 from gapverify.verification.judging.inference import extrapolate_limit, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
 
@@ -83,7 +85,9 @@ class LimitSample:
     """One asserted limit check of one root seed, as its verdict saw it. ``dof``: the
     degrees of freedom of ``limit_se`` (``inf``: the normal); ``scale``: what a relative
     error of the prediction is relative to (``|L|``, or the check's zero scale at 0);
-    ``interval``: the accepted limits of a rate-range or model-family check."""
+    ``interval``: the accepted limits of a rate-range or model-family check;
+    ``resolution``: the check's resolution (:func:`~verification.judging.checks.resolution`),
+    below which its limit test does not narrow."""
 
     claim: str
     label: str
@@ -97,6 +101,7 @@ class LimitSample:
     scale: float | None = None
     power_target: float | None = None
     interval: tuple[float, float] | None = None
+    resolution: float | None = None
 
     @property
     def z(self) -> float:
@@ -117,10 +122,13 @@ class LimitSample:
 
     def rejects(self, value: float) -> bool:
         r"""Whether the limit test rejects the limit ``value``: outside the recorded
-        interval, or :math:`|\hat L - \text{value}| > t\,s`."""
+        interval, or :math:`|\hat L - \text{value}| > \max(t\,s, \rho)`; an interval
+        widened, as the verdict widens it, to at least :math:`\hat L \pm \rho`."""
         if self.interval is not None:
-            return not bool(self.interval[0] <= value <= self.interval[1])
-        return bool(abs(self.limit_hat - value) > self.t * self.limit_se)
+            low, high = widened_interval(*self.interval, self.limit_hat, self.resolution)
+            return not bool(low <= value <= high)
+        return bool(abs(self.limit_hat - value) > max(self.t * self.limit_se,
+                                                       self.resolution or 0.0))
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -192,7 +200,8 @@ def _sample(check: CheckResult, claim: ClaimResult, seed: int) -> LimitSample | 
                        form=check.power_class, predicted=float(check.predicted),
                        limit_hat=float(check.limit_hat), limit_se=float(check.limit_se),
                        dof=float(dof), q=float(claim.q), scale=scale,
-                       power_target=check.power_target, interval=interval)
+                       power_target=check.power_target, interval=interval,
+                       resolution=check.resolution)
 
 
 def limit_samples(result: ClaimResult, seed: int) -> list[LimitSample]:
