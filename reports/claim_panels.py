@@ -30,7 +30,7 @@ import numpy as np
 from gapverify.reports.figure_text import Key, line, mathtext
 from gapverify.reports.numbers import rate_fraction, significant
 from gapverify.reports.table_cells import _registry_check
-from gapverify.verification.judging.checks import widened_interval
+from gapverify.verification.judging.resolution import widened_interval
 
 __all__ = ["Variable", "Fit", "model_fit", "limit_panel", "distance_panel", "exact_panel",
            "judged_means", "limit_interval", "size_ticks", "log_ticks", "Z95", "MEAN",
@@ -189,7 +189,7 @@ def _finite(x) -> bool:
 def limit_interval(claim: Mapping[str, Any], check: Mapping[str, Any]) -> tuple[float, float, float] | None:
     """``(centre, low, high)`` of the extrapolated limit the verdict used: the fitted
     interval, widened to at least the limit +- the check's ``resolution``
-    (:func:`verification.judging.checks.resolution`)."""
+    (:func:`verification.judging.resolution.resolution`)."""
     lim, se = check.get("limit_hat"), check.get("limit_se")
     band = check.get("limit_interval")
     if not _finite(lim):

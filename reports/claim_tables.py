@@ -21,7 +21,7 @@ from gapverify.reports.numbers import (
 )
 from gapverify.reports.render import render
 from gapverify.verification.judging.outcomes import Outcome
-from gapverify.verification.judging.checks import widened_interval
+from gapverify.verification.judging.resolution import widened_interval
 from gapverify.reports.results import registry_claim, replicates_text, verdict_word
 from gapverify.reports.table_cells import (
     _finite, _parameters_text, _quantity, _registry_check, _run_text, _slug, _tt, case_cell,

@@ -1,4 +1,4 @@
-"""The limit test's resolution (verification/judging/checks.py, ``resolution``): a limit is
+"""The limit test's resolution (verification/judging/resolution.py): a limit is
 accepted within a quarter of the power target of its estimate even where the samples resolve far
 finer, so that a finite-size term the one-term model leaves out does not fail a true
 statement; a prediction wrong by the target still fails, the power is measured with the
@@ -11,7 +11,7 @@ import pytest
 from gapverify.verification.claims.model import Check, Claim, Prediction, Profile
 from gapverify.verification.claims.registry import REGISTRY
 from gapverify.verification.judging import verdict
-from gapverify.verification.judging.checks import resolution
+from gapverify.verification.judging.resolution import resolution
 from gapverify.verification.judging.verdict import Variant, judge_claim
 
 SIZES = (64, 91, 128)
@@ -100,7 +100,7 @@ def test_the_sampling_plans_on_the_interval_without_the_resolution(data, monkeyp
     """The centred power and the faster rate's test read the interval's own precision: the
     same with the resolution as with none (rounds.py draws the same samples)."""
     with_rho = judge_claim(rated_claim(), data, {}, q=Q, root_seed=1, power_target=TARGET)
-    monkeypatch.setattr(verdict, "resolution", lambda *a: 0.0)
+    monkeypatch.setattr(verdict, "resolution", lambda *a, **k: 0.0)
     without = judge_claim(rated_claim(), data, {}, q=Q, root_seed=1, power_target=TARGET)
     a, b = with_rho.checks[0], without.checks[0]
     assert b.resolution is None and a.resolution > 0

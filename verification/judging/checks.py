@@ -5,8 +5,8 @@ It holds the result records (:class:`Variant`, :class:`SizeRow`, :class:`CheckRe
 the primitives that judge a check's measurements once: an exact check's residuals
 (:func:`_exact`), a statistical check's measurements arranged per size (:class:`_Prepared`)
 and judged by its rate and limit tests, rate-range interval or model family
-(:func:`_judge_rows`, :func:`_statistical`), and the resolution below which a limit
-test does not narrow (:func:`resolution`). :mod:`verification.judging.power` judges the
+(:func:`_judge_rows`, :func:`_statistical`), at the resolution below which a limit test
+does not narrow (:mod:`verification.judging.resolution`). :mod:`verification.judging.power` judges the
 same samples again against wrong predictions with these; :mod:`verification.judging.verdict`
 builds a claim's verdict from them (the rules are in its docstring).
 """
@@ -25,9 +25,10 @@ from gapverify.verification.judging.inference import (
     per_test_level,
 )
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.resolution import resolution_note, widened_interval
 
 __all__ = ["Variant", "SizeRow", "CheckResult", "ClaimResult", "Measurements",
-           "DEFAULT_LEVEL", "ROUNDOFF", "resolution", "widened_interval"]
+           "DEFAULT_LEVEL", "ROUNDOFF"]
 
 DEFAULT_LEVEL = 0.01
 #: A limit statistic whose every replicate equals the prediction to this relative
@@ -138,7 +139,7 @@ class CheckResult:
     #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
     parameter_moves: list[dict] | None = None
     #: the half-width below which the limit test does not narrow: a quarter of the power target,
-    #: in the limit's units (:func:`resolution`); ``None`` where none applies
+    #: in the limit's units (:func:`~verification.judging.resolution.resolution`); ``None`` where none applies
     resolution: float | None = None
 
     @property
@@ -239,7 +240,7 @@ class _Prepared:
     def __init__(self, check: Check, data: Measurements):
         self.check = check
         self.sizes = sorted(data)
-        #: the limit test's resolution (:func:`resolution`), set once the check is judged
+        #: the limit test's resolution (:mod:`verification.judging.resolution`), set once the check is judged
         #: as stated; the power search judges wrong predictions at the same one
         self.resolution = 0.0
         if check.kind == "distance":
@@ -310,7 +311,7 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     level) fails, whatever the interval the misfit would have inflated: the model is part
     of the statement, and a prediction off by orders of magnitude must not pass as
     "lacks power" inside an interval inflated by that misfit. ``resolution`` (absolute,
-    :func:`resolution`): the limit is accepted within it of the estimate whatever the
+    :func:`~verification.judging.resolution.resolution`): the limit is accepted within it of the estimate whatever the
     interval's width."""
     Ts = np.array([r.T for r in rows], dtype=float)
     n = np.array([r.n for r in rows], dtype=float)
@@ -376,74 +377,11 @@ def _interval(check: Check, Ts: np.ndarray, means: np.ndarray, mean_se: np.ndarr
     low, high = widened_interval(fit.low, fit.high, fit.L, resolution)
     ok = misfit is None and low <= predicted <= high
     reason = head + (misfit if misfit else f"L in [{low:.5g}, {high:.5g}]"
-                     + _resolution_note(fit.low, fit.high, low, high, resolution)
+                     + resolution_note(fit.low, fit.high, low, high, resolution)
                      + ("" if ok else f", which misses {predicted:.5g}"))
     return _Outcome(ok, reason, limit_hat=fit.L, limit_se=fit.se_L,
                     failing=None if ok else int(Ts[-1]),
                     interval=None if misfit else (fit.low, fit.high))
-
-
-def widened_interval(low: float, high: float, estimate: float | None,
-                     resolution: float | None) -> tuple[float, float]:
-    """The accepted limits ``[low, high]``, widened to at least ``estimate +- resolution``
-    (:func:`resolution`): the limits a verdict accepts. Unchanged without a resolution or
-    a finite estimate."""
-    if not resolution or not resolution > 0 or estimate is None or not math.isfinite(estimate):
-        return low, high
-    return min(low, estimate - resolution), max(high, estimate + resolution)
-
-
-def _resolution_note(low: float, high: float, wide_low: float, wide_high: float,
-                     resolution: float) -> str:
-    if (wide_low, wide_high) == (low, high):
-        return ""
-    return f" (the interval [{low:.5g}, {high:.5g}] widened to the resolution ±{resolution:.2g})"
-
-
-#: The resolution's share of the power target, either side of the estimate
-#: (:func:`resolution`).
-RESOLUTION_SHARE = 0.25
-
-
-def resolution(check: Check, result: "CheckResult", power_target: float | None,
-               zero: bool | None = None) -> float:
-    r"""The half-width below which a limit test does not narrow: a quarter of the power
-    target :math:`P^*`, relative to the estimate, :math:`\rho = P^*|\hat L|/4` (for a
-    prediction of 0, relative to the check's zero scale). The limit is accepted when it
-    lies within :math:`\max(t\,\mathrm{se}, \rho)` of the estimate (a rate range or a
-    model family: in its interval, or within :math:`\rho` of the estimate).
-
-    Why: "verified" asks that the prediction pass and that the same samples reject it
-    wrong by :math:`P^*`. Samples far more precise than that needs (draws another test of
-    the same case bought: the faster rate's rejection, a stated rate's least-cost design)
-    also resolve the finite-size terms the one-term model :math:`L + c\,T^{-r}` leaves
-    out, and a true prediction then failed by 3 to 4 standard errors (softmax.kappa at
-    :math:`T = 64..128`: :math:`\hat L = 1.0011 \pm 0.00032` against 1). Below the
-    resolution the verdict does not tell predictions apart (an indifference zone,
-    Bechhofer 1954). A quarter: a check that passes at the resolution has
-    :math:`|\hat L - L| \le \rho`, so its power (measured with the same rule) is at
-    most :math:`2\rho/|L| \approx P^*/2`. The resolution alone never makes a check lack
-    power, and the prediction wrong by half the target still fails. The interval
-    :math:`\hat L \pm t\,\mathrm{se}` is what the calibration's coverage measures and
-    what the sampling plans on; the faster rate's rejection is judged without a
-    resolution.
-
-    ``zero``: whether the statement as stated predicts 0 (default: ``result``'s
-    prediction is 0), so that a variant that moves a prediction of 0 off it (the audit's,
-    ``--perturb``) is judged at the resolution its power was measured at.
-
-    0 where none applies: no power target, a law, a check not asserted, and a model
-    family fitted after a subtracted finite-size term (the Tracy-Widom offset's judge,
-    whose purpose is to reject that term wrong by a few percent)."""
-    if (power_target is None or check.kind != "limit" or not check.asserted
-            or (check.models and check.correction is not None)):
-        return 0.0
-    if (result.predicted == 0.0) if zero is None else zero:
-        ref = abs(result.zero_scale) if result.zero_scale else 0.0
-    else:
-        hat = result.limit_hat
-        ref = abs(hat) if hat is not None and math.isfinite(hat) else 0.0
-    return RESOLUTION_SHARE * float(power_target) * ref
 
 
 def _first_outside_envelope(T, err, se, rate, q) -> int:

@@ -17,8 +17,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from gapverify.verification.claims.model import Check, Claim
-from gapverify.verification.judging.checks import (ROUNDOFF, CheckResult, _judge_rows, _Prepared,
-                                                    widened_interval)
+from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, _judge_rows, _Prepared
+from gapverify.verification.judging.resolution import widened_interval
 from gapverify.verification.judging.outcomes import Outcome
 
 __all__ = ["measure_power", "wrong_values", "parameter_moves", "parameter_blind_spots",

@@ -14,7 +14,7 @@ The rules (printed with every verdict table, see :data:`RULES`):
     :math:`r = \max(\alpha, \hat\beta)`, reaches the claimed limit:
     :math:`|\hat L - L| \le \max(q\,\mathrm{se}(\hat L), \rho)` (for a distance,
     :math:`\hat L \le q\,\mathrm{se}`), :math:`\rho = P^*|\hat L|/4` the resolution:
-    a quarter of the profile's power target (:func:`verification.judging.checks.resolution`).
+    a quarter of the profile's power target (:func:`verification.judging.resolution.resolution`).
 ``limit`` with a rate range :math:`[r_{lo}, r_{hi}]`
     the finite-size model :math:`\bar x_T = L + c T^{-r}` with :math:`r` estimated in the
     range: the claimed limit lies in the profile-likelihood interval of :math:`L`
@@ -59,10 +59,11 @@ from gapverify.verification.claims.model import Check, Claim
 from gapverify.verification.judging.checks import (
     DEFAULT_LEVEL, ROUNDOFF, CheckResult, ClaimResult, Measurements, SizeRow, Variant, _exact,
     _first_outside_envelope, _informative, _judge_rows, _matching_residual, _Outcome,
-    _Prepared, _statistical, _values, resolution,
+    _Prepared, _statistical, _values,
 )
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.resolution import resolution
 from gapverify.verification.judging.claim_verdict import (
     VERIFYING_STATUSES, asserted_predictions, claim_reason, claim_verdict,
 )
@@ -272,8 +273,8 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
         # a prediction of 0 as stated keeps its zero scale's resolution when a variant moves it
-        stated_zero = predicted.at(check.prediction, params) == 0.0
-        rho = 0.0 if planning else resolution(check, res, power_target, stated_zero)
+        rho = 0.0 if planning else resolution(
+            check, res, power_target, zero=predicted.at(check.prediction, params) == 0.0)
         if rho > 0 and res.verdict in (Outcome.PASS, Outcome.FAIL):
             # judged again at the resolution a quarter of the power target sets (its rule)
             prep.resolution = rho

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from gapverify.verification.judging.checks import ROUNDOFF, CheckResult
+from gapverify.verification.judging.resolution import estimate_scale
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
@@ -142,19 +143,6 @@ class Demand:
     planned: float
     target: float
     replicates: dict[int, int] | None
-
-
-def _reference(result: CheckResult) -> float | None:
-    """The scale the planned power is relative to: the estimate's magnitude ``|L_hat|``
-    (not the prediction's, so that a changed statement is judged on the draws of the
-    statement it replaced: the plan reads the samples only), or for a prediction of 0
-    the check's zero scale (a function of the parameters)."""
-    if result.predicted == 0.0:
-        return abs(result.zero_scale) if result.zero_scale else None
-    hat = result.limit_hat
-    if result.kind == "limit" and hat is not None and math.isfinite(hat) and hat != 0.0:
-        return abs(hat)
-    return abs(result.predicted)
 
 
 def _in_absolute_terms(power: float, result: CheckResult, ref: float) -> float:
@@ -298,7 +286,7 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
             or result.power_class == "exact" or result.kind in ("exact", "matching")
             or result.power_target is None):
         return None
-    ref = _reference(result)
+    ref = estimate_scale(result)
     rows, T, n, sd, floor = _spread(result)
     if not ref or T.size < 2 or not np.all(np.isfinite(sd)):
         return None

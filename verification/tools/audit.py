@@ -52,7 +52,7 @@ from typing import Mapping, Sequence
 
 from gapverify.verification.claims.model import POWER_TARGETS, Claim
 from gapverify.verification.judging.outcomes import Outcome
-from gapverify.verification.judging.checks import widened_interval
+from gapverify.verification.judging.resolution import widened_interval
 from gapverify.verification.running.defaults import DEFAULT_SEED
 from gapverify.verification.judging.verdict import (
     DEFAULT_LEVEL, VERIFYING_STATUSES, ClaimResult, Variant, judge_claim, PARAMETER_FACTORS,

@@ -61,11 +61,10 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from gapverify.verification.judging.checks import (
-    ROUNDOFF, CheckResult, ClaimResult, widened_interval,
-)
+from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, ClaimResult
 from gapverify.verification.judging.inference import extrapolate_limit, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
+from gapverify.verification.judging.resolution import widened_interval
 
 __all__ = ["FORMS", "LEVELS", "MULTIPLES", "LimitSample", "limit_samples", "rated_dof",
            "central_coverage", "uniformity", "ecdf_band", "operating_characteristic",
@@ -86,7 +85,7 @@ class LimitSample:
     degrees of freedom of ``limit_se`` (``inf``: the normal); ``scale``: what a relative
     error of the prediction is relative to (``|L|``, or the check's zero scale at 0);
     ``interval``: the accepted limits of a rate-range or model-family check;
-    ``resolution``: the check's resolution (:func:`~verification.judging.checks.resolution`),
+    ``resolution``: the check's resolution (:func:`~verification.judging.resolution.resolution`),
     below which its limit test does not narrow."""
 
     claim: str
