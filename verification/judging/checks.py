@@ -6,8 +6,8 @@ the primitives that judge a check's measurements once: an exact check's residual
 (:func:`_exact`), a statistical check's measurements arranged per size (:class:`_Prepared`)
 and judged by its rate and limit tests, rate-range interval or model family
 (:func:`_judge_rows`, :func:`_statistical`), at the resolution below which a limit test
-does not narrow (:mod:`verification.judging.resolution`). :mod:`verification.judging.power` judges the
-same samples again against wrong predictions with these; :mod:`verification.judging.verdict`
+does not narrow (:mod:`verification.judging.resolution`). :mod:`verification.judging.power`
+judges the same samples again against wrong predictions with these; :mod:`verification.judging.verdict`
 builds a claim's verdict from them (the rules are in its docstring).
 """
 from __future__ import annotations
@@ -139,7 +139,8 @@ class CheckResult:
     #: how far each wrong parameter value moves the prediction (:func:`parameter_moves`)
     parameter_moves: list[dict] | None = None
     #: the half-width below which the limit test does not narrow: a quarter of the power target,
-    #: in the limit's units (:func:`~verification.judging.resolution.resolution`); ``None`` where none applies
+    #: in the limit's units (:func:`~verification.judging.resolution.resolution`); ``None``
+    #: where none applies
     resolution: float | None = None
 
     @property
@@ -240,8 +241,8 @@ class _Prepared:
     def __init__(self, check: Check, data: Measurements):
         self.check = check
         self.sizes = sorted(data)
-        #: the limit test's resolution (:mod:`verification.judging.resolution`), set once the check is judged
-        #: as stated; the power search judges wrong predictions at the same one
+        #: the limit test's resolution (:mod:`verification.judging.resolution`), set once
+        #: the check is judged as stated; the power search judges wrong predictions at it
         self.resolution = 0.0
         if check.kind == "distance":
             self.samples = {T: [np.sort(np.asarray(m[check.statistic], dtype=float)) for m in data[T]]
@@ -311,8 +312,8 @@ def _judge_rows(check: Check, rows: list[SizeRow], predicted: float, rate: float
     level) fails, whatever the interval the misfit would have inflated: the model is part
     of the statement, and a prediction off by orders of magnitude must not pass as
     "lacks power" inside an interval inflated by that misfit. ``resolution`` (absolute,
-    :func:`~verification.judging.resolution.resolution`): the limit is accepted within it of the estimate whatever the
-    interval's width."""
+    :func:`~verification.judging.resolution.resolution`): the limit is accepted within it
+    of the estimate whatever the interval's width."""
     Ts = np.array([r.T for r in rows], dtype=float)
     n = np.array([r.n for r in rows], dtype=float)
     err = np.array([r.error for r in rows])

@@ -33,7 +33,8 @@ def widened_interval(low: float, high: float, estimate: float | None,
 
 
 def resolution_note(low: float, high: float, wide_low: float, wide_high: float,
-                     resolution: float) -> str:
+                    resolution: float) -> str:
+    """The reason's words when the resolution widened ``[low, high]``; empty otherwise."""
     if (wide_low, wide_high) == (low, high):
         return ""
     return f" (the interval [{low:.5g}, {high:.5g}] widened to the resolution ±{resolution:.2g})"
@@ -85,7 +86,10 @@ def estimate_scale(result: "Judged", zero: bool | None = None) -> float | None:
     estimate's magnitude ``|L_hat|``, not the prediction's (so that a changed statement
     is judged on the draws and at the resolution of the statement it replaced), or, for
     a prediction of 0 (``zero``: as stated; default: ``result``'s), the check's zero
-    scale; the prediction's magnitude where there is no estimate. The sampling's plan
+    scale; the prediction's magnitude where there is no estimate. The one place the
+    statement shows: a statement changed in ``theory/`` that moves a prediction onto or
+    off 0 switches between the two scales, and its plan may ask other draws (moved off
+    a true 0, ``|L_hat| ~ 0`` plans far more; docs/power.md, 2026-12-07). The sampling's plan
     (:mod:`verification.running.allocation`) and :func:`resolution` read it."""
     if (result.predicted == 0.0) if zero is None else zero:
         return abs(result.zero_scale) if result.zero_scale else None
@@ -93,5 +97,3 @@ def estimate_scale(result: "Judged", zero: bool | None = None) -> float | None:
     if result.kind == "limit" and hat is not None and math.isfinite(hat) and hat != 0.0:
         return abs(hat)
     return abs(result.predicted)
-
-
