@@ -87,6 +87,30 @@ def test_the_stopping_rule_reads_precision_not_where_the_estimate_sits():
             assert abs(moved.replicates[T] - n) <= 0.012 * n + 1
 
 
+def test_a_statement_moved_off_a_true_zero_is_planned_as_the_zero_was():
+    """A true limit of 0 (estimate 0.001 against a zero scale of 1) stated as 0, and
+    stated 4% of the zero scale off it (the wrong outlier test_wrong_theory gives
+    variants.linear at mu = 0), ask for the same draws: the plan's scale is the zero
+    scale wherever the estimate is within the power target of 0 on it, whatever the
+    statement. Planned relative to the estimate's own magnitude, the moved statement
+    asked 37 000 times the draws."""
+    def at_zero(predicted: float) -> CheckResult:
+        judged_scale = abs(predicted) or 1.0  # the power search's reference
+        return dataclasses.replace(_result(shift=-0.999, predicted=1.0), predicted=predicted,
+                                   zero_scale=1.0, centred_power=3.0 * 0.02 / judged_scale)
+    base = check_demand(at_zero(0.0), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+    assert base is not None and base.replicates is not None
+    for stated in (0.04, -0.04):
+        moved = dataclasses.replace(at_zero(stated), verdict=Outcome.FAIL)
+        again = check_demand(moved, COSTS, tests=4, q=3.0, rate=0.5, rated=False)
+        assert again.replicates == base.replicates
+        assert again.planned == pytest.approx(base.planned, rel=1e-12)
+    # an estimate beyond the target's reach of 0 is its own scale: no zero scale then
+    far = dataclasses.replace(at_zero(0.0), limit_hat=0.5)
+    assert check_demand(far, COSTS, tests=4, q=3.0, rate=0.5, rated=False).planned \
+        == pytest.approx(2.0 * base.planned, rel=1e-12)
+
+
 def test_more_spread_asks_for_more_draws_and_a_precise_check_for_none():
     base = check_demand(_result(), COSTS, tests=4, q=3.0, rate=0.5, rated=False)
     wider = check_demand(_result(se_scale=2.0), COSTS, tests=4, q=3.0, rate=0.5, rated=False)

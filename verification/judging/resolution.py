@@ -20,6 +20,7 @@ class Judged(Protocol):
     predicted: float
     zero_scale: float | None
     limit_hat: float | None
+    power_target: float | None
 
 
 def widened_interval(low: float, high: float, estimate: float | None,
@@ -45,13 +46,12 @@ def resolution_note(low: float, high: float, wide_low: float, wide_high: float,
 RESOLUTION_SHARE = 0.25
 
 
-def resolution(check: Check, result: "Judged", power_target: float | None,
-               zero: bool | None = None) -> float:
+def resolution(check: Check, result: "Judged", power_target: float | None) -> float:
     r"""The half-width below which a limit test does not narrow: a quarter of the power
-    target :math:`P^*`, relative to the estimate, :math:`\rho = P^*|\hat L|/4` (for a
-    prediction of 0, relative to the check's zero scale). The limit is accepted when it
-    lies within :math:`\max(t\,\mathrm{se}, \rho)` of the estimate (a rate range or a
-    model family: in its interval, or within :math:`\rho` of the estimate).
+    target :math:`P^*` times the check's scale (:func:`estimate_scale`, read from its
+    samples), :math:`\rho = P^* s/4`. The limit is accepted when it lies within
+    :math:`\max(t\,\mathrm{se}, \rho)` of the estimate (a rate range or a model family:
+    in its interval, or within :math:`\rho` of the estimate).
 
     Why: "verified" asks that the prediction pass and that the same samples reject it
     wrong by :math:`P^*`. Samples far more precise than that needs (draws another test of
@@ -66,11 +66,9 @@ def resolution(check: Check, result: "Judged", power_target: float | None,
     power, and the prediction wrong by half the target still fails. The interval
     :math:`\hat L \pm t\,\mathrm{se}` is what the calibration's coverage measures and
     what the sampling plans on; the faster rate's rejection is judged without a
-    resolution.
-
-    ``zero``: whether the statement as stated predicts 0 (default: ``result``'s
-    prediction is 0), so that a variant that moves a prediction of 0 off it (the audit's,
-    ``--perturb``) is judged at the resolution its power was measured at.
+    resolution. Read from the samples, not the statement, it is the same for a changed
+    statement (a variant, ``--perturb``, an edit in ``theory/``) as for the one it
+    replaced.
 
     0 where none applies: no power target, a law, a check not asserted, and a model
     family fitted after a subtracted finite-size term (the Tracy-Widom offset's judge,
@@ -78,22 +76,31 @@ def resolution(check: Check, result: "Judged", power_target: float | None,
     if (power_target is None or check.kind != "limit" or not check.asserted
             or (check.models and check.correction is not None)):
         return 0.0
-    return RESOLUTION_SHARE * float(power_target) * (estimate_scale(result, zero) or 0.0)
+    scale = estimate_scale(result, power_target)
+    return RESOLUTION_SHARE * float(power_target) * (scale or 0.0)
 
 
-def estimate_scale(result: "Judged", zero: bool | None = None) -> float | None:
-    """What a relative error of a check is relative to, read from its samples: the
-    estimate's magnitude ``|L_hat|``, not the prediction's (so that a changed statement
-    is judged on the draws and at the resolution of the statement it replaced), or, for
-    a prediction of 0 (``zero``: as stated; default: ``result``'s), the check's zero
-    scale; the prediction's magnitude where there is no estimate. The one place the
-    statement shows: a statement changed in ``theory/`` that moves a prediction onto or
-    off 0 switches between the two scales, and its plan may ask other draws (moved off
-    a true 0, ``|L_hat| ~ 0`` plans far more; docs/power.md, 2026-12-07). The sampling's plan
+def estimate_scale(result: "Judged", power_target: float | None = None) -> float | None:
+    r"""What a relative error of a check is relative to, read from its samples and never
+    from its statement, so that a statement changed in ``theory/`` (or by a variant) is
+    planned and resolved exactly as the one it replaced: the estimate's magnitude
+    :math:`|\hat L|`, or the check's zero scale :math:`s_0` where the estimate is within
+    the power target of 0 on that scale, :math:`|\hat L| \le P^* s_0` (``power_target``,
+    default ``result``'s). There a prediction cannot be told from 0 at the target's
+    resolution, and a relative error of :math:`|\hat L|` would ask to resolve sampling
+    noise: a true limit of 0 measured against its own estimate plans without end (a
+    statement that moves variants.linear's outlier at :math:`\mu = 0` off 0 once asked
+    37 000 times the draws; docs/power.md, 2026-12-07). Without a zero scale and without
+    an estimate, the prediction's magnitude (``None`` for 0: no relative error is
+    defined, as the power search says, ``nan``). The sampling's plan
     (:mod:`verification.running.allocation`) and :func:`resolution` read it."""
-    if (result.predicted == 0.0) if zero is None else zero:
-        return abs(result.zero_scale) if result.zero_scale else None
     hat = result.limit_hat
-    if result.kind == "limit" and hat is not None and math.isfinite(hat) and hat != 0.0:
+    if result.kind != "limit" or hat is None or not math.isfinite(hat):
+        hat = None
+    target = result.power_target if power_target is None else power_target
+    zero = abs(result.zero_scale) if result.zero_scale else None
+    if zero is not None and (hat is None or abs(hat) <= float(target or 0.0) * zero):
+        return zero
+    if hat is not None and hat != 0.0:
         return abs(hat)
-    return abs(result.predicted)
+    return abs(result.predicted) or None

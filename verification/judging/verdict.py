@@ -272,9 +272,8 @@ def _judge_check(claim: Claim, check: Check, data: Measurements, params: Mapping
     else:
         prep = _Prepared(check, judged)
         res = _statistical(check, prep, value, theory, scale, rate, q, base)
-        # a prediction of 0 as stated keeps its zero scale's resolution when a variant moves it
-        rho = 0.0 if planning else resolution(
-            check, res, power_target, zero=predicted.at(check.prediction, params) == 0.0)
+        # read from the samples: a variant that moves the prediction keeps the resolution
+        rho = 0.0 if planning else resolution(check, res, power_target)
         if rho > 0 and res.verdict in (Outcome.PASS, Outcome.FAIL):
             # judged again at the resolution a quarter of the power target sets (its rule)
             prep.resolution = rho

@@ -31,9 +31,10 @@ the allocation reads only the samples and the cost records, so ``--workers``,
 every round's samples in the store and repeats the same rounds without sampling. A
 perturbed run repeats the rounds of the statement as stated (its draws are a property of
 the design, not of the statement judged) and samples nothing; a limit's plan is relative
-to the estimate's magnitude, so a statement changed in the theory gets the same draws,
-unless it moves a prediction onto or off 0 (the zero scale then replaces ``|L_hat|``,
-:func:`~verification.judging.resolution.estimate_scale`).
+to a scale read from the samples (:func:`~verification.judging.resolution.estimate_scale`),
+so a statement changed in the theory is planned on the same scale as the one it replaced
+(a rated check's fitted exponent, measured from the prediction, and a law's measured
+power still read the statement: ``docs/judging.md``).
 """
 from __future__ import annotations
 
