@@ -96,6 +96,31 @@ def test_a_budget_too_small_stops_and_says_what_would_reach_the_target(capsys, t
     assert any("more draws would reach the power target" in u for u in r["unverified"])
 
 
+def test_a_plan_over_the_budget_is_drawn_in_part_until_the_budget_is_spent(
+        capsys, tmp_path, claim_file, monkeypatch):
+    """A plan that costs more than the budget left is not dropped: part of it is drawn
+    (every size's increment scaled alike), and the run plans again, until the budget is
+    spent; the draws never cost more than the budget."""
+    from gapverify.verification.claims import model
+    from gapverify.verification.running.rounds import _cost, within_budget
+
+    drawn, need, costs = {64: 12, 128: 12}, {64: 112, 128: 52}, {64: 1.0, 128: 2.0}
+    step = within_budget(drawn, need, costs, budget=12 * 3.0 + 90.0)  # 180 asked, 90 left
+    assert step == {64: 62, 128: 32} and _cost(step, costs) <= 126.0
+    assert within_budget(drawn, need, costs, budget=36.0) == drawn  # nothing left
+
+    # reference seconds: the pilot costs 0.43, the target about 2.9 (default budget)
+    budget = 1.0
+    monkeypatch.setitem(model.BUDGETS, "quick", budget)
+    r = _run(capsys, claim_file(), tmp_path / "p.sqlite", "--workers", "1")
+    sizing = r["sizing"][0]
+    drawn = {int(T): n for T, n in sizing["drawn"].items()}
+    spent = sum(n * (1e-9 * T ** 3 + 2e-3) for T, n in drawn.items())  # rounds.job_costs
+    assert sizing["rounds"] >= 2 and sum(drawn.values()) > 12 * len(drawn)
+    assert spent <= budget
+    assert sizing["stopped"] == "budget" and sizing["needed"] and r["exit"] == 3
+
+
 def test_fixed_replicates_draw_once(capsys, tmp_path, claim_file):
     r = _run(capsys, claim_file(), tmp_path / "c.sqlite", "--replicates", "16", "--workers", "1")
     assert r["sizing"][0]["stopped"] == "fixed"

@@ -13,9 +13,11 @@ is sampled so:
    go to 2, until each job stops:
 
    * ``target``: every asserted check's planned power meets the target;
-   * ``budget``: the draws asked for would cost more than the profile's budget per
-     claim-case (reference seconds): nothing more is drawn, and the result says how many
-     draws at which sizes, and about how many minutes, would reach the target;
+   * ``budget``: the profile's budget per claim-case (reference seconds) is spent. A
+     plan that costs more than is left is drawn in part, every size's increment scaled
+     down alike (:func:`within_budget`), and planned again on the larger sample; once
+     no draw fits (or the rounds are used up), the result says how many draws at which
+     sizes, and about how many minutes, would reach the target;
    * ``rounds``: :data:`MAX_ROUNDS` rounds were drawn;
    * ``stalled``: two rounds in a row did not bring the worst planned power closer to
      the target by :data:`PROGRESS` of what their draws should buy (the same report of
@@ -49,7 +51,7 @@ from gapverify.verification.running.allocation import Demand, check_demand
 from gapverify.verification.running.options import Job, RunPlan
 
 __all__ = ["MAX_ROUNDS", "TASK_OVERHEAD", "Sizing", "STOPPED", "sample_in_rounds", "job_costs",
-           "next_draws"]
+           "next_draws", "within_budget"]
 
 #: Rounds after the pilot at most (each one re-judges every job still short of its target).
 MAX_ROUNDS = 5
@@ -57,7 +59,7 @@ MAX_ROUNDS = 5
 #: Why a job's sampling stopped, as the results say it.
 STOPPED = {
     "target": "every asserted check reached its power target",
-    "budget": "the draws the target needs exceed the profile's budget",
+    "budget": "the profile's budget was spent short of the target",
     "rounds": f"{MAX_ROUNDS} rounds drawn",
     "fixed": "replicates fixed by the profile or --replicates",
     "none": "no check that more draws can help",
@@ -149,6 +151,20 @@ def _cost(draws: Mapping[int, int], costs: Mapping[int, float]) -> float:
     return float(sum(n * costs[T] for T, n in draws.items()))
 
 
+def within_budget(drawn: Mapping[int, int], need: Mapping[int, int],
+                  costs: Mapping[int, float], budget: float) -> dict[int, int]:
+    r"""The draws toward ``need`` that the rest of the budget buys: every size's increment
+    scaled by the same factor :math:`f = (B - \sum_T n_T c_T) / \sum_T (m_T - n_T) c_T`
+    (``n`` drawn, ``m`` needed, ``c`` the cost of one draw, ``B`` the budget), rounded down,
+    so the draws never cost more than ``B``. A plan made on a 12-replicate pilot can ask
+    ten times what the target needs (a fitted exponent two standard errors high leaves the
+    faster rate little room); drawing part of it and planning again on more samples, until
+    the budget is spent, is what the budget is for."""
+    extra = _cost({T: need[T] - drawn[T] for T in drawn}, costs)
+    share = max(budget - _cost(drawn, costs), 0.0) / extra if extra > 0 else 0.0
+    return {T: n + int(math.floor(min(share, 1.0) * (need[T] - n))) for T, n in drawn.items()}
+
+
 def _pilot_spread(result: ClaimResult) -> dict[str, dict[int, float]]:
     """Each statistical check's per-replicate standard deviation per size (``se sqrt(n)``)."""
     return {c.label: {r.T: float(r.se * math.sqrt(r.n)) for r in c.rows if r.n >= 2}
@@ -164,20 +180,18 @@ def _advance(job: Job, result: ClaimResult, sizing: Sizing, tests: int, last: bo
     drawn = job.profile.per_size()
     stalled = _stalled(sizing, sum(drawn.values()),
                        max((d.planned / d.target for d in demands), default=0.0))
+    budget = job.profile.budget_for(job.options.profile)
+    step = need if _cost(need, costs) <= budget else within_budget(drawn, need, costs, budget)
     if not demands:
         sizing.stopped = "none"
     elif need == drawn:
         sizing.stopped = "target"
-    elif _cost(need, costs) > job.profile.budget_for(job.options.profile):
-        sizing.stopped = "budget"
-        sizing.needed = {T: n - drawn[T] for T, n in need.items() if n > drawn[T]}
-        sizing.needed_seconds = _cost(need, costs) - _cost(drawn, costs)
-    elif last or stalled:
-        sizing.stopped = "rounds" if last else "stalled"
+    elif step == drawn or last or stalled:
+        sizing.stopped = "budget" if step == drawn else "rounds" if last else "stalled"
         sizing.needed = {T: n - drawn[T] for T, n in need.items() if n > drawn[T]}
         sizing.needed_seconds = _cost(need, costs) - _cost(drawn, costs)
     else:
-        return dataclasses.replace(job, profile=job.profile.with_drawn(need))
+        return dataclasses.replace(job, profile=job.profile.with_drawn(step))
     return None
 
 
