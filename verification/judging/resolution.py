@@ -83,7 +83,7 @@ def resolution(check: Check, result: "Judged", power_target: float | None) -> fl
 def estimate_scale(result: "Judged", power_target: float | None = None) -> float | None:
     r"""What a relative error of a check is relative to, read from its samples and never
     from its statement, so that a statement changed in ``theory/`` (or by a variant) is
-    planned and resolved exactly as the one it replaced: the estimate's magnitude
+    planned and resolved on the scale of the one it replaced: the estimate's magnitude
     :math:`|\hat L|`, or the check's zero scale :math:`s_0` where the estimate is within
     the power target of 0 on that scale, :math:`|\hat L| \le P^* s_0` (``power_target``,
     default ``result``'s). There a prediction cannot be told from 0 at the target's
