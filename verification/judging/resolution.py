@@ -9,8 +9,8 @@ from typing import Protocol
 
 from gapverify.verification.claims.model import Check
 
-__all__ = ["RESOLUTION_SHARE", "resolution", "estimate_scale", "widened_interval",
-           "resolution_note", "Judged"]
+__all__ = ["RESOLUTION_SHARE", "resolution", "estimate_scale", "judged_scale",
+           "widened_interval", "resolution_note", "Judged"]
 
 
 class Judged(Protocol):
@@ -104,3 +104,12 @@ def estimate_scale(result: "Judged", power_target: float | None = None) -> float
     if hat is not None and hat != 0.0:
         return abs(hat)
     return abs(result.predicted) or None
+
+
+def judged_scale(result: "Judged") -> float | None:
+    """What the judging's power is relative to (the power search's reference): the
+    prediction's magnitude, or for a prediction of 0 the check's zero scale; ``None``
+    where no relative error is defined (0 without a zero scale: power ``nan``)."""
+    if result.predicted != 0.0:
+        return abs(result.predicted)
+    return abs(result.zero_scale) if result.zero_scale else None

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import stats
 
 from gapverify.verification.judging.checks import ROUNDOFF, CheckResult
-from gapverify.verification.judging.resolution import estimate_scale
+from gapverify.verification.judging.resolution import estimate_scale, judged_scale
 from gapverify.verification.judging.inference import estimator_weights, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
 from gapverify.verification.judging.verdict import RATE_SHIFT, VERIFYING_STATUSES
@@ -148,8 +148,8 @@ class Demand:
 def _in_absolute_terms(power: float, result: CheckResult, ref: float) -> float:
     """A power as the judging measures it (relative to the prediction, to the zero scale
     for a prediction of 0), re-expressed relative to ``ref``."""
-    scale = abs(result.predicted) if result.predicted != 0.0 else result.zero_scale
-    return power * abs(scale) / ref if scale else power
+    scale = judged_scale(result)
+    return power * scale / ref if scale else power
 
 
 def _planned_power(result: CheckResult, z: float, ref: float, t: float,
@@ -288,8 +288,8 @@ def check_demand(result: CheckResult, cost: Mapping[int, float], tests: int, q: 
             or result.power_target is None):
         return None
     ref = estimate_scale(result)
-    if result.predicted == 0.0 and not result.zero_scale:
-        return None  # no relative error of 0 is defined (the power search's nan)
+    if judged_scale(result) is None:
+        return None  # no relative error is defined (the power search's nan)
     rows, T, n, sd, floor = _spread(result)
     if not ref or T.size < 2 or not np.all(np.isfinite(sd)):
         return None

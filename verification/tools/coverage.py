@@ -64,7 +64,7 @@ from scipy import stats
 from gapverify.verification.judging.checks import ROUNDOFF, CheckResult, ClaimResult
 from gapverify.verification.judging.inference import extrapolate_limit, student_quantile
 from gapverify.verification.judging.outcomes import Outcome
-from gapverify.verification.judging.resolution import widened_interval
+from gapverify.verification.judging.resolution import judged_scale, widened_interval
 
 __all__ = ["FORMS", "LEVELS", "MULTIPLES", "LimitSample", "limit_samples", "rated_dof",
            "central_coverage", "uniformity", "ecdf_band", "operating_characteristic",
@@ -193,7 +193,7 @@ def _sample(check: CheckResult, claim: ClaimResult, seed: int) -> LimitSample | 
     dof = rated_dof(check) if check.power_class == "rated" else math.inf
     if dof < 1:  # no error estimate: a test that cannot reject has no coverage to measure
         return None
-    scale = abs(check.predicted) if check.predicted != 0 else check.zero_scale
+    scale = judged_scale(check)
     interval = tuple(check.limit_interval) if check.limit_interval else None
     return LimitSample(claim=claim.claim, label=check.label, seed=int(seed),
                        form=check.power_class, predicted=float(check.predicted),
