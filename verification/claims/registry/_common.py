@@ -103,7 +103,7 @@ _EDGE_READ_NOTE = (
     "removes the Tracy-Widom offset tau_T zeta_1 = O(T^-2/3) of s_1^2 whatever its scale "
     "tau_T; left: the O(1/T) corrections (Frobenius mass, the fourth-cumulant shift of the "
     "edge), and near s2 = 1/2 the log-normal tails' slower approach from below, modelled by "
-    "x_T = L + c T^-r with r estimated in [2/3, 1] (profile likelihood)")
+    "x_T = L + c T^-r with r estimated in {range} (profile likelihood)")
 
 
 #: sr(X_1) of the standard network at one layer (width sr_X1, depth sr_X at l = 1)
@@ -122,15 +122,19 @@ _RAW_EDGE_NOTE = (
 
 
 def read_through_edge(prediction: str, rate_status: str, recorded_why: str,
+                      rate_range: tuple[float, float] = EDGE_RATES, range_why: str = "",
                       **where: object) -> tuple[Check, Check]:
     """A fixed stable rank ``prediction`` (its statistic of the same name, read through
     :math:`s_1^2`) judged through the edge of its top singular values instead (the
     statistic with ``_over_T`` read ``_edge_over_T``: the same limit, the ``T^{-2/3}``
-    offset removed); the :math:`s_1^2` read is recorded, saying why. ``where``: the
-    ``domain`` and ``domain_note`` of both."""
+    offset removed); the :math:`s_1^2` read is recorded, saying why. ``rate_range``: the
+    rates of what the edge read leaves (``[2/3, 1]`` unless ``range_why`` says why
+    another). ``where``: the ``domain`` and ``domain_note`` of both."""
     edge_statistic = prediction.replace("_over_T", "_edge_over_T")
-    return (Check(prediction, edge_statistic, "limit", rate_range=EDGE_RATES,
-                  rate_status=rate_status, rate_note=_EDGE_READ_NOTE, **where),
+    lo, hi = (sp.nsimplify(r, tolerance=1e-9) for r in rate_range)  # 0.666.. -> 2/3
+    note = _EDGE_READ_NOTE.format(range=f"[{lo}, {hi}]") + (f". {range_why}" if range_why else "")
+    return (Check(prediction, edge_statistic, "limit", rate_range=rate_range,
+                  rate_status=rate_status, rate_note=note, **where),
             Check(prediction, prediction, "limit", asserted=False,
                   record_note=_RAW_EDGE_NOTE + recorded_why, **where))
 
