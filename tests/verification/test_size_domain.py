@@ -181,6 +181,11 @@ def test_the_depth_edge_read_models_a_decay_faster_than_one_over_t():
     assert [c.rate_range for c in edge if c.applies(shallow)] == [(2 / 3, 1.0)]
     recorded = [c for c in claim.checks if c.statistic == "sr_Xperp_over_T"]
     assert all(c.applies(deep) and c.applies(shallow) for c in recorded)
+    # the first layer's spike floor (width.stable_rank's): every size at s2 = 1/4, gamma = 1;
+    # T >= 153 at the standard case s2 = 1/2, gamma = 1/2, where the mean is not monotone
+    boundary = {"s2": 0.5, "gamma": 0.5, "depth": 2.0}
+    assert [c.floor(deep) for c in edge if c.applies(deep)] == [16]
+    assert [c.floor(boundary) for c in edge if c.applies(boundary)] == [153]
 
     # the measured shape: +7.6% at T = 64, slope 1.5; se of one quick seed's 1182 draws
     T = np.array([64.0, 91, 128, 181, 256])

@@ -173,6 +173,22 @@ _DEPTH_EDGE_WHY = (
     "missed the prediction in 3 of 3 root seeds (base 2026120622)")
 
 
+#: The first layer's spike, carried through every later layer: sr(X_l perp)/T read through the
+#: edge is judged from width.stable_rank's floor for sr(X_1 perp)/T (the same statistic at l = 1)
+_FIRST_LAYER_SPIKE = {
+    "min_size": width_edge_floor,
+    "min_size_note": (
+        "judged where the largest entry of sqrt(T) Aperp, carried through the first layer, lifts "
+        "the edge of X1perp = Aperp Y by at most 2% on average: T >= t_min_width(s2, gamma, 0.02) "
+        "(theory.spike_width), the floor of width.stable_rank's sr(X1perp)/T, which this statistic "
+        "is at depth 1; at depth >= 2 the product carries that layer's spike. 16 (every size) at "
+        "s2 = 0.35, gamma = 1/2 and at s2 = 1/4, gamma = 1; 153 at s2 = 1/2, gamma = 1/2 (judged "
+        "at T = 181..724). There, at depth 2, one standard root seed (3112596440282140290, 399 "
+        "draws a size) read the mean -0.3, -2.7, -2.2, -2.4, -2.3, -1.7, -1.1, -0.37% off the "
+        "limit at T = 64..724: not monotone below 181, and no L + c T^-r with r in [2/3, 2] "
+        "fitted it (goodness of fit p = 5.6e-9)")}
+
+
 def _edge_read_by_depth(prediction: str, recorded_why: str) -> tuple[Check, Check, Check]:
     """``prediction`` read through the edge (:func:`read_through_edge`), judged with the
     edge's rate range at depth 1 and with :data:`_DEPTH_EDGE_RATES` at depth ``>= 2``; the
@@ -184,10 +200,12 @@ def _edge_read_by_depth(prediction: str, recorded_why: str) -> tuple[Check, Chec
     deep, recorded = read_through_edge(
         prediction, "derived", recorded_why, rate_range=_DEPTH_EDGE_RATES,
         range_why=_DEPTH_EDGE_WHY, domain=at_depth(True),
-        domain_note=f"{_LIGHT_TAIL_NOTE}; and at {here} only: at {there} the other check judges it")
+        domain_note=f"{_LIGHT_TAIL_NOTE}; and at {here} only: at {there} the other check judges it",
+        **_FIRST_LAYER_SPIKE)
     shallow, _ = read_through_edge(
         prediction, "derived", recorded_why, domain=at_depth(False),
-        domain_note=f"{_LIGHT_TAIL_NOTE}; and at {there} only: at {here} the other check judges it")
+        domain_note=f"{_LIGHT_TAIL_NOTE}; and at {there} only: at {here} the other check judges it",
+        **_FIRST_LAYER_SPIKE)
     return deep, shallow, dataclasses.replace(recorded, **_LIGHT)  # every depth
 
 
