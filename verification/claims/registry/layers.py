@@ -190,9 +190,10 @@ _FIRST_LAYER_SPIKE = {
 
 
 def _edge_read_by_depth(prediction: str, recorded_why: str) -> tuple[Check, Check, Check]:
-    """``prediction`` read through the edge (:func:`read_through_edge`), judged with the
-    edge's rate range at depth 1 and with :data:`_DEPTH_EDGE_RATES` at depth ``>= 2``; the
-    :math:`s_1^2` read recorded once, at every depth."""
+    """``prediction`` read through the edge (:func:`read_through_edge`) from the first
+    layer's spike floor (:data:`_FIRST_LAYER_SPIKE`), judged with the edge's rate range at
+    depth 1 and with :data:`_DEPTH_EDGE_RATES` at depth ``>= 2``; the :math:`s_1^2` read
+    recorded once, at every depth (from the same floor)."""
     def at_depth(deep: bool):
         return lambda p: light_tails(p) and (int(p["depth"]) >= 2) == deep
 
