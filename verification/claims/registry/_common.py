@@ -129,7 +129,7 @@ def read_through_edge(prediction: str, rate_status: str, recorded_why: str,
     statistic with ``_over_T`` read ``_edge_over_T``: the same limit, the ``T^{-2/3}``
     offset removed); the :math:`s_1^2` read is recorded, saying why. ``rate_range``: the
     rates of what the edge read leaves (``[2/3, 1]`` unless ``range_why`` says why
-    another). ``where``: the ``domain`` and ``domain_note`` of both."""
+    another). ``where``: the ``domain``, ``min_size`` and their notes, of both."""
     edge_statistic = prediction.replace("_over_T", "_edge_over_T")
     lo, hi = (sp.nsimplify(r, tolerance=1e-9) for r in rate_range)  # 0.666.. -> 2/3
     note = _EDGE_READ_NOTE.format(range=f"[{lo}, {hi}]") + (f". {range_why}" if range_why else "")
