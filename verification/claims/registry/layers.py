@@ -146,9 +146,14 @@ _FROB_CASES = {"quick": ({"depth": 1, "gamma": 0.5, "s2": 0.5}, {"depth": 2, "ga
 # and L + c T^-r failed its goodness of fit in one (p = 6.2e-5); a depth-1 floor (T >= 153)
 # lacked power at quick (docs/power.md, item 6). At s2 = 0.35 the same seed-11 standard
 # sweep was 2.9% low at T = 64 and 0.4% at 724, power 0.92%. width.stable_rank judges
-# the same statistic at s2 = 1/2 with its floor
+# the same statistic at s2 = 1/2 with its floor. Its standard depth-2 case at gamma = 1/2 is
+# at s2 = 0.35 too: at s2 = 1/2 the first layer's spike floor (153) leaves T = 181..724 to
+# the three-parameter edge read, which cost 1035 task seconds of the default seed's 3078
+# (410 draws a size; standard, 2026-12-07) and its whole budget (916 draws a size, 2080
+# task seconds) on root seed 3112596440282140290 (docs/power.md, docs/performance.md)
 _DEPTH_CASES = {"quick": ({"depth": 1, "gamma": 0.5, "s2": 0.35}, _FROB_CASES["quick"][1]),
-                "standard": ({"depth": 1, "gamma": 0.5, "s2": 0.35}, *_FROB_CASES["standard"][1:3])}
+                "standard": ({"depth": 1, "gamma": 0.5, "s2": 0.35}, _FROB_CASES["standard"][1],
+                             {"depth": 2, "gamma": 0.5, "s2": 0.35})}
 _DEPTH_CASES["large"] = _DEPTH_CASES["standard"]
 # asymptotic rates less 0.15: measured local slopes at T <= 362 were 0.94 (l = 2) and
 # 1.91 (l = 3) for sr_X, 2.94 (l = 2) and 4.92 (l = 3) for sr_Sigma
