@@ -256,17 +256,12 @@ CLAIMS.append(Claim(
     parameters=("s2", "mu", "gamma", "sigma_V", "depth"),
     experiment="depth.network",
     references=(GAP,),
-    # quick: T <= 724 and 48 replicates (the depth-2 case's first 24 to T = 512 shared
-    # with depth.frobenius; its depth-1 case is its own since it moved to s2 = 0.35): with 24 at T <= 512, sr_X at depth 1 had power 5.3% and
-    # sr_Xperp_over_T at depth 2, gamma = 1, 5.2%; with 40, 3.5% and 4.0%, but over 20
-    # root seeds sr_Xperp_over_T lacked power in 10 (2.2-6.6% at depth 1, 3.4-6.4% at
-    # depth 2); at T <= 724 with 48 it had 3.0% and 2.9% at the default seed.
-    # standard: T <= 724 and 128 replicates (the depth-2 cases' first 96 to T = 512 shared
-    # with depth.frobenius): sr_Xperp_over_T at depth 1 (gamma = 1/2, s2 = 1/2) had power 3.1%
-    # at T <= 512 with 96, 2.9% with 128, 2.7% at T <= 724 with 96 and 2.3% with 128 (the
-    # large profile's samples re-judged); with 48, sr_X at depth 1 had power 3.3%.
-    # With depth 1 at s2 = 0.35: power 1.2-2.3% over 20 quick seeds (base 173205),
-    # 0.96-1.38% over 5 standard seeds (base 161803), docs/power.md item 7
+    # T <= 724 at quick and standard: when the replicates were still typed (before the runs
+    # sized them), sr_Xperp_over_T at depth 1 had power 2.9-3.1% at T <= 512 (standard,
+    # target 3%) and lacked it in 10 of 20 quick seeds (2.2-6.6%); 2.3-2.7% at T <= 724
+    # (standard). The depth-2 case at gamma = 1 shares its draws with depth.frobenius; the
+    # depth-1 case and (at standard) the depth-2 case at gamma = 1/2 are at s2 = 0.35, the
+    # claim's own draws (docs/power.md item 7 and "depth.stable_rank's edge read")
     profiles=profiles(quick=(64, 724), standard=(64, 724), large=(64, 1024)),
     cases=_DEPTH_CASES,
 ))
