@@ -23,7 +23,7 @@ import numpy as np
 from gapverify.numerics import (
     causal as _c, heavy_tail as _h, hf_models as _hf, training as _tr, variants as _v,
 )
-from gapverify.numerics.common import _network_config, twin_streams, width_of
+from gapverify.numerics.common import _network_config, network_stream, width_of
 from gapverify.numerics.experiment_record import RECORDS, bare_record, experiment_record, register
 from gapverify.numerics.edge import EDGE_K, edge_stable_ranks, tracy_widom_edge
 from gapverify.numerics.samplers import (
@@ -189,16 +189,19 @@ def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measu
 # --- through the layers (depth, gradients, key-query attention) --------------------------
 
 
-@experiment_record("depth.network", seconds=(0.00252, 6.55e-07, 1.08e-09))
+# seconds: the fit on the standard sweep times the measured ratio of twin networks drawn once
+# to two passes (0.683, interleaved timings of the standard cases at every standard size,
+# 2026-12-07; docs/performance.md, "Twin networks drawn once")
+@experiment_record("depth.network", seconds=(0.00172, 4.47e-07, 7.38e-10))
 def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Markov-surrogate network of depth ``L``, standard and fixed on the same draws:
     stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by
     :math:`T^{L-1}` with the fix); per-layer arrays kept for the depth figure.
-    ``O(L (T d^2 + T^3))`` twice."""
-    from gapverify.numerics.networks import forward
+    ``O(L (T d^2 + T^3))`` twice, the draws and ``X_0 W_1`` once
+    (:func:`numerics.networks.forward_twins`)."""
+    from gapverify.numerics.networks import forward_twins
 
-    a, b = twin_streams(rng)
-    std, fix = forward(a, _network_config(T, p, False)), forward(b, _network_config(T, p, True), edge=True)
+    std, fix = forward_twins(network_stream(rng), _network_config(T, p, False), edge=True)
     return {
         "sr_X": float(std.sr_X[-1]), "sr_Sigma": float(std.sr_Sigma[-1]),
         "sr_Xperp_over_T": float(fix.sr_X_over_T[-1]),
@@ -213,24 +216,30 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     }
 
 
-@experiment_record("gradient.value", seconds=(0.00237, 4.08e-07, 2.31e-09))
+# seconds: the fit on the standard sweep times the measured ratio of twin networks drawn once
+# to two passes (0.722, interleaved timings of the standard cases at every standard size,
+# 2026-12-07; docs/performance.md, "Twin networks drawn once")
+@experiment_record("gradient.value", seconds=(0.00171, 2.95e-07, 1.67e-09))
 def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\|\partial X_L/\partial W_\ell\|_F^2` for ``l = 1`` and ``l = L`` from the
     Kronecker structure, divided by the identity's prediction
     :math:`\sigma_V^{2(L-1)} d^L \|A_L\cdots A_1\|_F^2` (``ratio_*``), and the raw norm
     scaled by :math:`T^L` (standard) or :math:`T` (fixed) for the growth exponents.
-    ``O(L T^2 d + L d^3)`` per network."""
-    from gapverify.numerics.gradients import value_gradient_sq_norms
-    from gapverify.numerics.networks import forward
+    ``O(L T^2 d + L d^3)`` per network; the two networks on the same draws, drawn once
+    (:func:`numerics.networks.forward_twins`)."""
+    from gapverify.numerics.gradients import value_gradient_sq_norms, weight_suffix_logs
+    from gapverify.numerics.networks import forward_twins
 
     L, sv = int(p["depth"]), p["sigma_V"]
     out: Measurement = {}
-    for fixed, (name, power) in ((False, ("std", L)), (True, ("fix", 1))):
-        cfg = _network_config(T, p, fixed)
-        tr = forward(rng, cfg, keep_matrices=True, ranks=False)
+    twins = forward_twins(rng, _network_config(T, p, False), keep_matrices=True, ranks=False)
+    weight_logs = weight_suffix_logs(twins[0].Ws)  # log ||W_{l+1} ... W_L||_F: the same weights
+    for tr, (name, power) in zip(twins, (("std", L), ("fix", 1))):
+        cfg = tr.config
         # the activations X_0..X_{L-1} forward already computed, not computed again
         prefix = [(tr.X0, 0.0)] + list(zip(tr.X_normalised[:-1], tr.log_frob_X[:-1]))
-        log_g = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True, prefix=prefix)
+        log_g = value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, return_log=True, prefix=prefix,
+                                        weight_logs=weight_logs)
         # log of sigma_V^{2(L-1)} d^L ||A_L ... A_1||_F^2
         log_pred = 2 * (L - 1) * math.log(sv) + L * math.log(cfg.d) + math.log(tr.frob_A_product[-1])
         out[f"ratio_first_{name}"] = float(math.exp(log_g[0] - log_pred))

@@ -43,6 +43,7 @@ from gapverify.numerics.statistics import top_singular_values
 
 __all__ = [
     "value_gradient_sq_norms",
+    "weight_suffix_logs",
     "input_jacobian_sq_norm",
     "explicit_value_jacobian",
     "explicit_input_jacobian",
@@ -86,7 +87,8 @@ def _normalised(M: np.ndarray) -> tuple[np.ndarray, float]:
 
 def value_gradient_sq_norms(As: Sequence[np.ndarray], X0: np.ndarray, Ws: Sequence[np.ndarray],
                             *, return_log: bool = False,
-                            prefix: Sequence[tuple[np.ndarray, float]] | None = None) -> np.ndarray:
+                            prefix: Sequence[tuple[np.ndarray, float]] | None = None,
+                            weight_logs: np.ndarray | None = None) -> np.ndarray:
     r"""Exact :math:`\|\partial X_L / \partial W_\ell\|_F^2` for ``l = 1..L`` (fixed ``A``'s).
 
     .. math::
@@ -113,6 +115,8 @@ def value_gradient_sq_norms(As: Sequence[np.ndarray], X0: np.ndarray, Ws: Sequen
     ``(X_hat, log ||X||_F)`` (``forward(..., keep_matrices=True)`` of a network without
     residual or LayerNorm: ``(X0, 0)``, then ``X_normalised[l]`` with ``log_frob_X[l]``):
     they are then not recomputed, which saves ``L - 1`` of the ``T d^2 + T^2 d`` products.
+    ``weight_logs``: :func:`weight_suffix_logs` of ``Ws``, already computed (a standard and
+    a fixed network on the same weights share its ``L - 1`` products of ``O(d^3)``).
     Returns an array of length ``L``, entry ``l - 1`` for :math:`W_\ell`.
     """
     As, X0, Ws = _check_network(As, X0, Ws)
@@ -129,22 +133,33 @@ def value_gradient_sq_norms(As: Sequence[np.ndarray], X0: np.ndarray, Ws: Sequen
             Y, lg = _normalised(As[ell] @ (Xh[-1] @ Ws[ell]))  # X_l = A_l X_{l-1} W_l, O(T d^2 + T^2 d)
             Xh.append(Y)
             logX.append(logX[-1] + lg)
+    logR = weight_suffix_logs(Ws) if weight_logs is None else np.asarray(weight_logs, float)
+    if logR.shape != (L,):
+        raise ValueError(f"parameter 'weight_logs' must have length L = {L}, got shape {logR.shape}")
     out = np.empty(L)
-    # suffix products A_L ... A_{l+1} = e^{logS} S_hat and W_{l+1} ... W_L = e^{logR} R_hat;
-    # None is the empty product (I_T; I_d, whose ||.||_F^2 = d), never multiplied out
+    # suffix products A_L ... A_l = e^{logS} S_hat; None is the empty product, never multiplied out
     S_hat, logS = None, 0.0
-    R_hat, logR = None, 0.5 * math.log(d)
     for ell in range(L - 1, -1, -1):  # l = L, ..., 1 (0-based ell = l - 1)
         S_hat, lg = _normalised(As[ell] if S_hat is None else S_hat @ As[ell])  # A_L ... A_l, O(T^3)
         logS += lg
         B = S_hat @ Xh[ell]  # A_L ... A_l X_{l-1} / scale, O(T^2 d)
         logB = math.log(np.linalg.norm(B)) if np.any(B) else -math.inf
-        out[ell] = 2.0 * (logR + logS + logX[ell] + logB)  # log(||R_l||_F^2 ||B_l||_F^2)
-        if ell > 0:
-            first = R_hat is None  # W_L alone: no product with I_d
-            R_hat, lg = _normalised(Ws[ell] if first else Ws[ell] @ R_hat)  # W_l ... W_L, O(d^3)
-            logR = lg if first else logR + lg
+        out[ell] = 2.0 * (logR[ell] + logS + logX[ell] + logB)  # log(||R_l||_F^2 ||B_l||_F^2)
     return out if return_log else np.exp(out)
+
+
+def weight_suffix_logs(Ws: Sequence[np.ndarray]) -> np.ndarray:
+    r""":math:`\log\|W_{\ell+1}\cdots W_L\|_F` for ``l = 1..L`` (entry ``l - 1``; the empty
+    product at ``l = L`` is :math:`I_d`, :math:`\|I_d\|_F^2 = d`), each running product kept
+    divided by its Frobenius norm. ``L - 1`` products of ``O(d^3)``."""
+    L, d = len(Ws), Ws[0].shape[0]
+    logR = np.empty(L)
+    logR[L - 1] = 0.5 * math.log(d)
+    R_hat = None
+    for ell in range(L - 1, 0, -1):  # W_l ... W_L for l = L, ..., 2 (0-based ell = l - 1)
+        R_hat, lg = _normalised(Ws[ell] if R_hat is None else Ws[ell] @ R_hat)  # O(d^3)
+        logR[ell - 1] = lg if ell == L - 1 else logR[ell] + lg
+    return logR
 
 
 def input_jacobian_sq_norm(A: np.ndarray, W: np.ndarray) -> float:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import operator
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,8 @@ __all__ = [
     "attention_logits",
     "attention_matrix",
     "forward",
+    "forward_twins",
+    "SHARED_DRAWS",
 ]
 
 #: Attention mechanisms understood by :class:`NetworkConfig`.
@@ -74,6 +77,9 @@ ATTENTIONS: tuple[str, ...] = ("markov", "kq_merged", "kq_separate", "causal")
 #: ``"none"`` :math:`X_\ell = A X W`; ``"skip"`` :math:`X + A X W`; ``"upscaled"``
 #: :math:`X + A X W/\sqrt d`.
 RESIDUALS: tuple[str, ...] = ("none", "skip", "upscaled")
+#: Attentions whose logits read no activations: a standard network and a fixed one can
+#: share every draw (:func:`forward_twins`).
+SHARED_DRAWS: tuple[str, ...] = ("markov", "causal")
 #: Key/query initialisations understood by :class:`NetworkConfig`.
 INITS: tuple[str, ...] = ("gaussian", "xavier")
 
@@ -363,60 +369,107 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     (:func:`numerics.statistics.top_singular_values`); total
     ``O(L (T d^2 + T^3))``. References: [1]_ (rank collapse in depth and width).
     """
+    _check_config(config)
+    X0 = isometric_input(rng, config.T, config.d)  # X0 X0^T = I_T
+    net = _Pass(config, X0, keep_matrices, edge, ranks)
+    for ell in range(config.depth):
+        A = attention_matrix(rng, config, net.X_hat, net.log_c)
+        W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
+        net.step(ell, A, W, net.X_hat @ W)  # X_hat W: O(T d^2)
+    return net.trace()
+
+
+def forward_twins(rng: np.random.Generator, config: NetworkConfig, edge: bool = False,
+                  keep_matrices: bool = False, ranks: bool = True) -> tuple[NetworkTrace, NetworkTrace]:
+    r"""The network of ``config`` standard and fixed (:math:`A_\ell^\perp` at every layer)
+    on the same draws, each drawn once: ``(forward(.., fixed=False), forward(.., fixed=True,
+    edge=edge))`` of one stream, in :func:`forward`'s draw order (``keep_matrices`` and
+    ``ranks`` as there, for both).
+
+    For an attention of :data:`SHARED_DRAWS` (its logits do not read the activations) the
+    two networks share ``X0``, every :math:`A_\ell` before the fix, every :math:`W_\ell`
+    and the first layer's :math:`X_0 W_1`: one isometric input (a QR, ``O(d T^2)``), one
+    set of draws and one ``O(T d^2)`` product fewer than two passes. The standard network
+    is the one :func:`forward` draws from the same stream, number for number.
+    """
+    _check_config(config)
+    if config.attention not in SHARED_DRAWS:
+        raise ValueError(f"parameter 'config' must have an attention of {SHARED_DRAWS} for "
+                         f"twin networks (its logits read no activations), got {config.attention!r}")
+    X0 = isometric_input(rng, config.T, config.d)
+    std = _Pass(dataclasses.replace(config, fixed=False), X0, keep_matrices, ranks=ranks)
+    fix = _Pass(dataclasses.replace(config, fixed=True), X0, keep_matrices, edge, ranks)
+    for ell in range(config.depth):
+        A = attention_matrix(rng, std.config)  # A_l before the fix, the same for both
+        W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)
+        first = X0 @ W if ell == 0 else None  # X_0 W_1: both networks start from X_0
+        for net in (std, fix):
+            net.step(ell, A, W, first if first is not None else net.X_hat @ W)
+    return std.trace(), fix.trace()
+
+
+def _check_config(config: object) -> None:
     if not isinstance(config, NetworkConfig):
         raise ValueError(f"parameter 'config' must be a NetworkConfig, got {type(config).__name__}")
-    T, d, L = config.T, config.d, config.depth
-    X0 = isometric_input(rng, T, d)  # X0 X0^T = I_T
-    X_hat, log_c = X0, 0.0  # X_{l-1} = e^{log_c} X_hat
-    P: np.ndarray | None = None  # A_l ... A_1 (A_1 itself at l = 1: no identity matmul)
-    stats = {k: np.full(L, np.nan) for k in ("sr_X", "sr_Sigma", "frob", "log_frob_X",
-                                             "sr_X_edge", "sr_Sigma_edge")}
-    As: list[np.ndarray] = []
-    Ws: list[np.ndarray] = []
-    Xn: list[np.ndarray] = []
-    for ell in range(L):
-        A, W, Y, log_c = _layer(rng, config, X_hat, log_c)
+
+
+class _Pass:
+    r"""One network's state through :func:`forward`'s layers: :math:`\hat X_{\ell}`, the
+    log of the scalar divided out, the product :math:`A_\ell \cdots A_1` and the
+    per-layer statistics."""
+
+    def __init__(self, config: NetworkConfig, X0: np.ndarray, keep_matrices: bool = False,
+                 edge: bool = False, ranks: bool = True) -> None:
+        self.config, self.X0, self.edge, self.ranks = config, X0, edge, ranks
+        self.X_hat, self.log_c = X0, 0.0  # X_{l-1} = e^{log_c} X_hat
+        self.P: np.ndarray | None = None  # A_l ... A_1 (A_1 itself at l = 1: no identity matmul)
+        self.stats = {k: np.full(config.depth, np.nan) for k in (
+            "sr_X", "sr_Sigma", "frob", "log_frob_X", "sr_X_edge", "sr_Sigma_edge")}
+        self.kept: tuple[list, list, list] | None = ([], [], []) if keep_matrices else None
+
+    def step(self, ell: int, A: np.ndarray, W: np.ndarray, XW: np.ndarray) -> None:
+        r"""Layer ``ell`` from its attention ``A`` (before the fix), its value weights ``W``
+        and :math:`\hat X_{\ell-1} W` (``XW``)."""
+        config = self.config
+        A = _fixed(A, config)
+        Y = A @ XW  # X_l / e^{log_c} = A X_hat W, O(T^2 d)
+        if config.residual != "none":
+            # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
+            Y = self.X_hat + (Y / math.sqrt(config.d) if config.residual == "upscaled" else Y)
+        if config.layer_norm:
+            # X_l = LN(e^{log_c} Y): LN is scale free but for its eps, which acts on Y as
+            # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
+            Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * self.log_c, 700.0)))
+            self.log_c = 0.0
         nrm = float(np.linalg.norm(Y))
         if nrm == 0.0 or not math.isfinite(nrm):
             raise FloatingPointError(f"||X_{ell + 1}||_F is {nrm}: cannot normalise")
-        X_hat = Y / nrm  # ||X_hat||_F = 1
-        log_c += math.log(nrm)  # log ||X_l||_F
-        P = A.copy() if P is None else A @ P  # A_l ... A_1, O(T^3)
-        if ranks:  # ranks=False leaves them nan
-            _stable_ranks_into(stats, ell, X_hat, config, edge)
-        stats["frob"][ell] = frobenius_sq(P)  # ||A_l ... A_1||_F^2
-        stats["log_frob_X"][ell] = log_c
-        if keep_matrices:
-            As.append(A)
-            Ws.append(W)
-            Xn.append(X_hat)
-    kept = (X0, As, Ws, Xn) if keep_matrices else (None,) * 4
-    return _trace(config, stats, *kept)
+        self.X_hat = Y / nrm  # ||X_hat||_F = 1
+        self.log_c += math.log(nrm)  # log ||X_l||_F
+        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        if self.ranks:  # ranks=False leaves them nan
+            _stable_ranks_into(self.stats, ell, self.X_hat, config, self.edge)
+        self.stats["frob"][ell] = frobenius_sq(self.P)  # ||A_l ... A_1||_F^2
+        self.stats["log_frob_X"][ell] = self.log_c
+        if self.kept is not None:
+            for kept, x in zip(self.kept, (A, W, self.X_hat)):
+                kept.append(x)
+
+    def trace(self) -> NetworkTrace:
+        kept = (self.X0, *self.kept) if self.kept is not None else (None,) * 4
+        return _trace(self.config, self.stats, *kept)
 
 
-def _layer(rng: np.random.Generator, config: NetworkConfig, X_hat: np.ndarray,
-           log_c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    r"""One layer's draws and its unnormalised output: ``(A, W, Y, log_c)`` with
-    :math:`Y = X_\ell / e^{\log c}` (``log_c`` restarts at 0 after a LayerNorm). Draw
-    order: the attention randomness, then ``W``."""
-    T, d = config.T, config.d
-    A = attention_matrix(rng, config, X_hat, log_c)
-    if config.fixed and config.attention == "causal":
-        # the causal fix A - C_T keeps the mask, (C_T)_ij = 1/i for j <= i (causal.cesaro)
-        A = A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
-    elif config.fixed:
-        A = remove_outlier(A)  # A^perp = A - 11^T / T
-    W = gaussian_matrix(rng, d, d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
-    Y = A @ (X_hat @ W)  # X_l / e^{log_c} = A X_hat W, O(T d^2 + T^2 d)
-    if config.residual != "none":
-        # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
-        Y = X_hat + (Y / math.sqrt(d) if config.residual == "upscaled" else Y)
-    if config.layer_norm:
-        # X_l = LN(e^{log_c} Y): LN is scale free but for its eps, which acts on Y as
-        # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
-        Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * log_c, 700.0)))
-        log_c = 0.0
-    return A, W, Y, log_c
+def _fixed(A: np.ndarray, config: NetworkConfig) -> np.ndarray:
+    r"""``A`` itself, or with ``config.fixed`` the fix: :math:`A - \tfrac1T\mathbf 1\mathbf 1^\top`,
+    or :math:`A - C_T` for causal attention (the Cesaro matrix, :math:`(C_T)_{ij} = 1/i` for
+    :math:`j \le i`; claim ``causal.cesaro``)."""
+    if not config.fixed:
+        return A
+    if config.attention == "causal":
+        T = config.T
+        return A - np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    return remove_outlier(A)  # A^perp = A - 11^T / T
 
 
 def _stable_ranks_into(stats: dict, ell: int, X_hat: np.ndarray, config: NetworkConfig,

@@ -121,6 +121,27 @@ def test_activations_from_forward_are_not_recomputed_and_agree():
         value_gradient_sq_norms(tr.As, tr.X0, tr.Ws, prefix=prefix[:2])
 
 
+def test_twin_networks_share_their_weight_products_exactly():
+    """value_gradients draws the standard and the fixed network once (forward_twins) and
+    computes the weights' suffix norms once: the fixed network's norms are, number for
+    number, those of its own forward pass on a generator seeded alike."""
+    from gapverify.numerics.gradients import weight_suffix_logs
+    from gapverify.numerics.networks import forward_twins
+
+    cfg = NetworkConfig(T=40, d=60, depth=3, sigma_V=1.3)
+    std, fix = forward_twins(np.random.default_rng(38), cfg, keep_matrices=True, ranks=False)
+    alone = forward(np.random.default_rng(38), NetworkConfig(T=40, d=60, depth=3, sigma_V=1.3,
+                                                             fixed=True),
+                    keep_matrices=True, ranks=False)
+    shared = weight_suffix_logs(std.Ws)
+    for a, b in zip((fix.X0, *fix.As, *fix.Ws), (alone.X0, *alone.As, *alone.Ws)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(value_gradient_sq_norms(fix.As, fix.X0, fix.Ws, weight_logs=shared),
+                          value_gradient_sq_norms(alone.As, alone.X0, alone.Ws))
+    with pytest.raises(ValueError, match="parameter 'weight_logs'"):
+        value_gradient_sq_norms(fix.As, fix.X0, fix.Ws, weight_logs=shared[:2])
+
+
 def test_deep_network_does_not_overflow():
     """``d^L`` with d = 64, L = 180 is 1e325 > float max: the log stays finite."""
     rng = np.random.default_rng(35)

@@ -118,6 +118,52 @@ def test_fix_keeps_draws_and_removes_exactly_one():
     assert math.isclose(fix.frob_A_product[0], std.frob_A_product[0] - 1.0, rel_tol=1e-12)
 
 
+def _same_trace(a, b) -> None:
+    for name in ("sr_X", "sr_Sigma", "frob_A_product", "log_frob_X", "sr_X_edge_over_T",
+                 "sr_Sigma_edge_over_T"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+@pytest.mark.parametrize("T, d, extra", [
+    (24, 48, dict(depth=3)),
+    # d = 600: X0's Gaussian and W fill more than one row block (theory.row_blocks), the
+    # size at which twin streams sharing one seed sequence stopped being twins
+    (40, 600, dict(depth=2)),
+    (24, 24, dict(depth=2, attention="causal")),
+    (24, 24, dict(depth=3, residual="skip", layer_norm=True)),
+])
+def test_twin_networks_are_two_passes_on_the_same_draws(T, d, extra):
+    """``forward_twins`` (one set of draws) gives, number for number, the two passes of
+    :func:`forward` on generators seeded alike: the standard one, and the fixed one read
+    through the edge."""
+    from gapverify.numerics.networks import forward_twins
+
+    std, fix = forward_twins(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra),
+                             edge=True)
+    # the reference: two passes, each on a generator of its own seeded alike
+    _same_trace(std, forward(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra)))
+    _same_trace(fix, forward(np.random.default_rng(7), NetworkConfig(T=T, d=d, fixed=True, **extra),
+                             edge=True))
+    assert not np.array_equal(std.sr_Sigma, fix.sr_Sigma)  # the fix did act
+
+
+def test_twin_streams_stay_twins_past_one_row_block():
+    """A matrix of more than ``BLOCK_ROWS`` rows spawns its blocks from the generator's seed
+    sequence: each twin has its own copy, so both draw the same ``X0`` at ``d = 600``."""
+    from gapverify.numerics.common import twin_streams
+
+    a, b = twin_streams(np.random.default_rng(5))
+    assert np.array_equal(isometric_input(a, 40, 600), isometric_input(b, 40, 600))
+
+
+def test_twin_networks_need_logits_that_read_no_activations():
+    from gapverify.numerics.networks import forward_twins
+
+    with pytest.raises(ValueError, match="'config'.*kq_merged"):
+        forward_twins(np.random.default_rng(0),
+                      NetworkConfig(T=8, d=8, depth=1, attention="kq_merged"))
+
+
 def test_deep_kq_merged_network_stays_finite():
     """Logits of deep merged layers scale like ``||X||^2`` (no ``1/d``): softmax saturates
     but the normalised forward pass stays finite and ``1 <= sr <= T``."""
