@@ -96,7 +96,7 @@ def causal_cesaro(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> d
 def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> dict:
     r"""A causal network of depth ``L`` (the Markov surrogate with the decoder mask,
     :class:`numerics.networks.NetworkConfig` ``attention="causal"``), standard and with the
-    causal fix :math:`A_\ell - C_T` at every layer, on twin streams (the same logits and
+    causal fix :math:`A_\ell - C_T` at every layer, on the same draws (the same logits and
     weights): :math:`\mathrm{sr}(\Sigma_L)` of both, :math:`\mathrm{sr}(\Sigma_L)/T` of the
     both, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice, the draws once
     (:func:`numerics.networks.forward_twins`)."""

@@ -216,9 +216,7 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     }
 
 
-# seconds: the fit on the standard sweep times the measured ratio of twin networks drawn once
-# to two passes (0.722, interleaved timings of the standard cases at every standard size,
-# 2026-12-07; docs/performance.md, "Twin networks drawn once")
+# seconds: as depth.network's, the fit times the twins' measured ratio to two passes, 0.722
 @experiment_record("gradient.value", seconds=(0.00171, 2.95e-07, 1.67e-09))
 def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r""":math:`\|\partial X_L/\partial W_\ell\|_F^2` for ``l = 1`` and ``l = L`` from the

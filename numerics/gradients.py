@@ -120,7 +120,7 @@ def value_gradient_sq_norms(As: Sequence[np.ndarray], X0: np.ndarray, Ws: Sequen
     Returns an array of length ``L``, entry ``l - 1`` for :math:`W_\ell`.
     """
     As, X0, Ws = _check_network(As, X0, Ws)
-    L, d = len(As), X0.shape[1]
+    L = len(As)
     if prefix is not None:
         if len(prefix) != L or any(np.shape(Xp) != X0.shape for Xp, _ in prefix):
             raise ValueError(f"parameter 'prefix' must hold the L = {L} activations X_0..X_(L-1) "
