@@ -17,6 +17,7 @@ each over interleaved ``perf_counter`` rounds on fresh seeds and their ratio. Fu
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -32,8 +33,6 @@ def _config(T: int) -> NetworkConfig:
 
 
 def _two_passes(seed: int, config: NetworkConfig):
-    import dataclasses
-
     fixed = dataclasses.replace(config, fixed=True)
     return (forward(np.random.default_rng(seed), config),
             forward(np.random.default_rng(seed), fixed, edge=True))
