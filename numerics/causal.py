@@ -99,9 +99,9 @@ def causal_depth(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> di
     causal fix :math:`A_\ell - C_T` at every layer, on the same draws (the same logits and
     weights): :math:`\mathrm{sr}(\Sigma_L)` of both, :math:`\mathrm{sr}(\Sigma_L)/T` of the
     both, and the per-layer arrays. ``O(L (T d^2 + T^3))`` twice, the draws once
-    (:func:`numerics.networks.forward_twins`)."""
+    (:func:`numerics.forward_pass.forward_twins`)."""
     from gapverify.numerics.common import _network_config, network_stream
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     std, fix = forward_twins(network_stream(rng), _network_config(T, p, False, attention="causal"))
     return {"sr_Sigma_std": float(std.sr_Sigma[-1]), "sr_Sigma_fix": float(fix.sr_Sigma[-1]),

@@ -15,14 +15,14 @@ def width_of(T: int, gamma: float) -> int:
 
 def network_stream(rng: np.random.Generator) -> np.random.Generator:
     """The stream a standard network and its fixed twin draw from
-    (:func:`numerics.networks.forward_twins`): a child of ``rng``'s seed sequence, the
+    (:func:`numerics.forward_pass.forward_twins`): a child of ``rng``'s seed sequence, the
     first of :func:`twin_streams`."""
     return np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
 
 
 def twin_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
     """Two generators with the same stream, for a standard and a fixed network whose
-    attention reads its activations (key-query; :func:`numerics.networks.forward_twins`
+    attention reads its activations (key-query; :func:`numerics.forward_pass.forward_twins`
     draws once where it does not). Each has its own copy of the child seed sequence: a
     matrix of more than ``BLOCK_ROWS`` rows spawns its blocks from it
     (:func:`theory.row_blocks.fill_blocks`), and a shared sequence would hand the second

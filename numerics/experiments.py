@@ -198,8 +198,8 @@ def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> M
     stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by
     :math:`T^{L-1}` with the fix); per-layer arrays kept for the depth figure.
     ``O(L (T d^2 + T^3))`` twice, the draws and ``X_0 W_1`` once
-    (:func:`numerics.networks.forward_twins`)."""
-    from gapverify.numerics.networks import forward_twins
+    (:func:`numerics.forward_pass.forward_twins`)."""
+    from gapverify.numerics.forward_pass import forward_twins
 
     std, fix = forward_twins(network_stream(rng), _network_config(T, p, False), edge=True)
     return {
@@ -224,9 +224,9 @@ def value_gradients(rng: np.random.Generator, T: int, p: Mapping[str, float]) ->
     :math:`\sigma_V^{2(L-1)} d^L \|A_L\cdots A_1\|_F^2` (``ratio_*``), and the raw norm
     scaled by :math:`T^L` (standard) or :math:`T` (fixed) for the growth exponents.
     ``O(L T^2 d + L d^3)`` per network; the two networks on the same draws, drawn once
-    (:func:`numerics.networks.forward_twins`)."""
+    (:func:`numerics.forward_pass.forward_twins`)."""
     from gapverify.numerics.gradients import value_gradient_sq_norms, weight_suffix_logs
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     L, sv = int(p["depth"]), p["sigma_V"]
     out: Measurement = {}

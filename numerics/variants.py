@@ -112,12 +112,12 @@ def elementwise_experiment(name: str):
 
 def normalization(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> dict[str, float]:
     r"""``variants.normalization``: Markov-surrogate networks of depth ``L`` with LayerNorm,
-    skip, skip + LayerNorm and upscaled skip (:func:`numerics.networks.forward`), standard
+    skip, skip + LayerNorm and upscaled skip (:func:`numerics.forward_pass.forward`), standard
     and fixed on the same draws: :math:`\mathrm{sr}(\Sigma_L)` of each, and the fixed
     one over ``T``. ``O(L (T d^2 + T^3))`` per network, eight networks, four sets of draws
-    (:func:`numerics.networks.forward_twins`)."""
+    (:func:`numerics.forward_pass.forward_twins`)."""
     from gapverify.numerics.common import _network_config, network_stream
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     out: dict[str, float] = {}
     for key, residual, ln in (("LN", "none", True), ("skip", "skip", False),

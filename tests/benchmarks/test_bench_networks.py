@@ -4,9 +4,9 @@ r"""Benchmark: a standard network and its fixed twin drawn once, against two pas
 network with :math:`A_\ell^\perp = A_\ell - \tfrac1T\mathbf 1\mathbf 1^\top` at every
 layer, on the same draws. Two ways to get both:
 
-* twins, :func:`numerics.networks.forward_twins`: ``X0`` (a QR of a ``d x T`` Gaussian),
+* twins, :func:`numerics.forward_pass.forward_twins`: ``X0`` (a QR of a ``d x T`` Gaussian),
   every layer's logits and ``W_l``, and the first layer's ``X_0 W_1`` computed once;
-* two passes, :func:`numerics.networks.forward` on two generators seeded alike: all of it
+* two passes, :func:`numerics.forward_pass.forward` on two generators seeded alike: all of it
   twice.
 
 The same numbers either way (asserted every round). ``extra_info`` records the median of
@@ -23,7 +23,8 @@ import time
 import numpy as np
 import pytest
 
-from gapverify.numerics.networks import NetworkConfig, forward, forward_twins
+from gapverify.numerics.forward_pass import forward, forward_twins
+from gapverify.numerics.networks import NetworkConfig
 
 ROUNDS = 5
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from gapverify.numerics.causal import causal_depth
-from gapverify.numerics.networks import NetworkConfig, forward
+from gapverify.numerics.forward_pass import forward
+from gapverify.numerics.networks import NetworkConfig
 
 
 def test_causal_depth_measures_both_networks_on_the_same_draws():

@@ -24,7 +24,8 @@ from gapverify.numerics.gradients import (
     explicit_input_jacobian, explicit_value_jacobian, input_jacobian_sq_norm,
     value_gradient_sq_norms,
 )
-from gapverify.numerics.networks import NetworkConfig, forward
+from gapverify.numerics.forward_pass import forward
+from gapverify.numerics.networks import NetworkConfig
 from gapverify.numerics.samplers import LogNormalEntries, isometric_input, remove_outlier
 
 Z = 4.0
@@ -126,7 +127,7 @@ def test_twin_networks_share_their_weight_products_exactly():
     computes the weights' suffix norms once: the fixed network's norms are, number for
     number, those of its own forward pass on a generator seeded alike."""
     from gapverify.numerics.gradients import weight_suffix_logs
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     cfg = NetworkConfig(T=40, d=60, depth=3, sigma_V=1.3)
     std, fix = forward_twins(np.random.default_rng(38), cfg, keep_matrices=True, ranks=False)

@@ -18,7 +18,8 @@ import pytest
 from scipy import stats
 
 from gapverify.numerics.logit_moments import first_layer_logits, logit_moments
-from gapverify.numerics.networks import NetworkConfig, forward
+from gapverify.numerics.forward_pass import forward
+from gapverify.numerics.networks import NetworkConfig
 from gapverify.numerics.samplers import isometric_input
 
 LOG2 = math.log(2.0)
@@ -136,7 +137,7 @@ def test_twin_networks_are_two_passes_on_the_same_draws(T, d, extra):
     """``forward_twins`` (one set of draws) gives, number for number, the two passes of
     :func:`forward` on generators seeded alike: the standard one, and the fixed one read
     through the edge."""
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     std, fix = forward_twins(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra),
                              edge=True)
@@ -157,7 +158,7 @@ def test_twin_streams_stay_twins_past_one_row_block():
 
 
 def test_twin_networks_need_logits_that_read_no_activations():
-    from gapverify.numerics.networks import forward_twins
+    from gapverify.numerics.forward_pass import forward_twins
 
     with pytest.raises(ValueError, match="'config'.*kq_merged"):
         forward_twins(np.random.default_rng(0),

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from gapverify.numerics.common import twin_streams
-from gapverify.numerics.networks import NetworkConfig, forward, layer_norm
+from gapverify.numerics.forward_pass import forward, layer_norm
+from gapverify.numerics.networks import NetworkConfig
 
 
 def test_layer_norm_rows_have_zero_mean_and_unit_variance():

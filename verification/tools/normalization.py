@@ -44,7 +44,8 @@ def normalization_profile(T: int, depth: int, seeds: int, attention: str = "mark
     the two on the same draws (twin streams), ``d = T``; ``nan`` for a network whose
     output vanished to round-off (reported as such)."""
     from gapverify.numerics.common import twin_streams
-    from gapverify.numerics.networks import NetworkConfig, forward
+    from gapverify.numerics.forward_pass import forward
+    from gapverify.numerics.networks import NetworkConfig
     from gapverify.verification.running.defaults import DEFAULT_SEED
 
     root_seed = DEFAULT_SEED if root_seed is None else root_seed

@@ -25,7 +25,7 @@ from gapverify.verification.tools.figure_files import save_png_pdf
 __all__ = ["DepthProfile", "depth_profile", "network_seconds", "planned_seconds", "about"]
 
 #: Seconds of one layer of a pair of networks (standard and fixed, or ``A`` and
-#: :math:`A^\perp`, :func:`numerics.networks.forward`) on the reference machine (2 cores,
+#: :math:`A^\perp`, :func:`numerics.forward_pass.forward`) on the reference machine (2 cores,
 #: one BLAS thread; measured at ``T = d`` from 150 to 1000, within 25%):
 #: ``a + b (T^2 d + T d^2 + T^3) / 3``.
 LAYER_SECONDS = (0.005, 5e-9)
@@ -100,7 +100,8 @@ def depth_profile(T: int = 150, depth: int = 10, seeds: int = 5, gamma: float = 
     import sympy as sp
 
     from gapverify.numerics.common import twin_streams, width_of
-    from gapverify.numerics.networks import NetworkConfig, forward
+    from gapverify.numerics.forward_pass import forward
+    from gapverify.numerics.networks import NetworkConfig
     from gapverify.theory import layers
     from gapverify.verification.running.defaults import DEFAULT_SEED
 
