@@ -189,10 +189,11 @@ def bulk_edge(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measu
 # --- through the layers (depth, gradients, key-query attention) --------------------------
 
 
-# seconds: the fit on the standard sweep times the measured ratio of twin networks drawn once
-# to two passes (0.683, interleaved timings of the standard cases at every standard size,
-# 2026-12-07; docs/performance.md, "Twin networks drawn once")
-@experiment_record("depth.network", seconds=(0.00172, 4.47e-07, 7.38e-10))
+# seconds: the fit on the standard sweep times the measured ratios of twin networks drawn once
+# to two passes (0.683) and of X_0 W_1 drawn whole to X0 and W_1 (0.767; interleaved
+# timings of the standard cases at every standard size, 2026-12-07; docs/performance.md,
+# "Twin networks drawn once" and "The first layer's product drawn whole")
+@experiment_record("depth.network", seconds=(0.00132, 3.43e-07, 5.66e-10))
 def depth_network(rng: np.random.Generator, T: int, p: Mapping[str, float]) -> Measurement:
     r"""Markov-surrogate network of depth ``L``, standard and fixed on the same draws:
     stable ranks of :math:`X_L, \Sigma_L` and :math:`\|A_L\cdots A_1\|_F^2` (scaled by

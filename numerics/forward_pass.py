@@ -99,7 +99,11 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     matrix and Lanczos run.
 
     Draw order: ``X0``; then per layer the attention randomness (Markov logits, or the
-    key-query weights) followed by ``W_l``. Changing ``fixed`` alone keeps every draw.
+    key-query weights) followed by ``W_l``. Where nothing else reads ``X0`` or ``W_1``
+    (Markov or causal logits, no skip connection, ``keep_matrices=False``) neither is
+    drawn: the first layer's :math:`X_0 W_1` is drawn in ``W_1``'s place as one ``T x d``
+    Gaussian, which has its law (:func:`_first_product_direct`). Changing ``fixed`` alone
+    keeps every draw.
 
     Scaling: entries of :math:`X_\ell` grow like :math:`(\sigma_V \sqrt d)^\ell`; each
     layer is divided by the scalar :math:`\|X_\ell\|_F` (kept in ``log_frob_X``), which
@@ -116,12 +120,12 @@ def forward(rng: np.random.Generator, config: NetworkConfig,
     ``O(L (T d^2 + T^3))``. References: [1]_ (rank collapse in depth and width).
     """
     _check_config(config)
-    X0 = isometric_input(rng, config.T, config.d)  # X0 X0^T = I_T
+    direct = _first_product_direct(config, keep_matrices)
+    X0 = None if direct else isometric_input(rng, config.T, config.d)  # X0 X0^T = I_T
     net = _Pass(config, X0, keep_matrices, edge, ranks)
     for ell in range(config.depth):
         A = attention_matrix(rng, config, net.X_hat, net.log_c)
-        W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
-        net.step(ell, A, W, net.X_hat @ W)  # X_hat W: O(T d^2)
+        net.step(ell, A, *_value_product(rng, config, net.X_hat, direct and ell == 0))
     return net.trace()
 
 
@@ -134,7 +138,7 @@ def forward_twins(rng: np.random.Generator, config: NetworkConfig, edge: bool = 
 
     For an attention of :data:`SHARED_DRAWS` (its logits do not read the activations) the
     two networks share ``X0``, every :math:`A_\ell` before the fix, every :math:`W_\ell`
-    and the first layer's :math:`X_0 W_1`: one isometric input (a QR, ``O(d T^2)``), one
+    and the first layer's :math:`X_0 W_1` (drawn directly where :func:`forward` does): one
     set of draws and one ``O(T d^2)`` product fewer than two passes. The standard network
     is the one :func:`forward` draws from the same stream, number for number.
     """
@@ -142,16 +146,43 @@ def forward_twins(rng: np.random.Generator, config: NetworkConfig, edge: bool = 
     if config.attention not in SHARED_DRAWS:
         raise ValueError(f"parameter 'config' must have an attention of {SHARED_DRAWS} for "
                          f"twin networks (its logits read no activations), got {config.attention!r}")
-    X0 = isometric_input(rng, config.T, config.d)
+    direct = _first_product_direct(config, keep_matrices)
+    X0 = None if direct else isometric_input(rng, config.T, config.d)
     std = _Pass(replace(config, fixed=False), X0, keep_matrices, ranks=ranks)
     fix = _Pass(replace(config, fixed=True), X0, keep_matrices, edge, ranks)
     for ell in range(config.depth):
         A = attention_matrix(rng, std.config)  # A_l before the fix, the same for both
-        W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)
-        first = X0 @ W if ell == 0 else None  # X_0 W_1: both networks start from X_0
-        for net in (std, fix):
-            net.step(ell, A, W, first if first is not None else net.X_hat @ W)
+        if ell == 0:  # both networks start from X_0: X_0 W_1 once
+            W, XW = _value_product(rng, config, X0, direct)
+            products = (XW, XW)
+        else:
+            W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)
+            products = (std.X_hat @ W, fix.X_hat @ W)
+        for net, XW in zip((std, fix), products):
+            net.step(ell, A, W, XW)
     return std.trace(), fix.trace()
+
+
+def _first_product_direct(config: NetworkConfig, keep_matrices: bool) -> bool:
+    r"""Whether the first layer's :math:`X_0 W_1` is drawn as one ``T x d`` matrix of i.i.d.
+    :math:`N(0, \sigma_V^2)` entries instead of ``X0`` (a QR, ``O(d T^2)``), ``W_1``
+    (``d x d``) and their product (``O(T d^2)``). Exact in law: ``X0`` has orthonormal rows,
+    :math:`X_0 = [I_T\ 0]\,Q` with :math:`Q` orthogonal, and :math:`Q W_1` has the law of
+    :math:`W_1` (its columns are isotropic Gaussians), so :math:`X_0 W_1` has the law of
+    :math:`W_1`'s first ``T`` rows. Done where nothing else reads ``X0`` or ``W_1``: logits
+    that read no activations (:data:`numerics.networks.SHARED_DRAWS`), no skip connection,
+    no kept matrices."""
+    return config.attention in SHARED_DRAWS and config.residual == "none" and not keep_matrices
+
+
+def _value_product(rng: np.random.Generator, config: NetworkConfig, X_hat: np.ndarray | None,
+                   direct: bool) -> tuple[np.ndarray | None, np.ndarray]:
+    r"""A layer's value weights and :math:`\hat X_{\ell-1} W_\ell`; with ``direct`` (the
+    first layer, :func:`_first_product_direct`) no ``W_1``: ``(None, X_0 W_1)`` drawn whole."""
+    if direct:
+        return None, gaussian_matrix(rng, config.T, config.d, config.sigma_V)  # X_0 W_1 ~ N(0, sigma_V^2)
+    W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)  # W_ab ~ N(0, sigma_V^2)
+    return W, X_hat @ W  # O(T d^2)
 
 
 def _check_config(config: object) -> None:

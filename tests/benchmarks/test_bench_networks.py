@@ -1,19 +1,25 @@
-r"""Benchmark: a standard network and its fixed twin drawn once, against two passes.
+r"""Benchmarks of the forward passes: a standard network and its fixed twin drawn once,
+against two passes; and the first layer's :math:`X_0 W_1` drawn whole, against ``X0`` and
+``W_1``.
 
 ``depth.network``'s and ``gradient.value``'s draws hold a standard network and the same
 network with :math:`A_\ell^\perp = A_\ell - \tfrac1T\mathbf 1\mathbf 1^\top` at every
 layer, on the same draws. Two ways to get both:
 
-* twins, :func:`numerics.forward_pass.forward_twins`: ``X0`` (a QR of a ``d x T`` Gaussian),
-  every layer's logits and ``W_l``, and the first layer's ``X_0 W_1`` computed once;
+* twins, :func:`numerics.forward_pass.forward_twins`: every layer's logits and ``W_l``, and
+  the first layer's ``X_0 W_1``, computed once;
 * two passes, :func:`numerics.forward_pass.forward` on two generators seeded alike: all of it
   twice.
 
-The same numbers either way (asserted every round). ``extra_info`` records the median of
-each over interleaved ``perf_counter`` rounds on fresh seeds and their ratio. Full size
-(``make bench``): ``depth.stable_rank``'s standard depth-2 case at its largest size,
-``T = 724``, ``gamma = 1/2`` (``d = 1448``), ``s2 = 0.35``, both read through the edge as
-``numerics.experiments.depth_network`` does; the default test run times ``T = 64`` once.
+The same numbers either way (asserted every round). A Markov network that keeps no matrices
+draws :math:`X_0 W_1` as one ``T x d`` Gaussian (its law; no QR of a ``d x T`` Gaussian and
+no ``d x d`` ``W_1``); ``keep_matrices=True`` draws ``X0`` and ``W_1``, and times the old way.
+
+``extra_info`` records the median of each over interleaved ``perf_counter`` rounds on fresh
+seeds and their ratio. Full size (``make bench``): ``depth.stable_rank``'s standard depth-2
+case at its largest size, ``T = 724``, ``gamma = 1/2`` (``d = 1448``), ``s2 = 0.35``, read
+through the edge as ``numerics.experiments.depth_network`` does, and its depth-1 case for the
+first product; the default test run times ``T = 64`` once.
 """
 from __future__ import annotations
 
@@ -29,8 +35,8 @@ from gapverify.numerics.networks import NetworkConfig
 ROUNDS = 5
 
 
-def _config(T: int) -> NetworkConfig:
-    return NetworkConfig.from_gamma(T, 0.5, 2, s2=0.35)
+def _config(T: int, depth: int = 2) -> NetworkConfig:
+    return NetworkConfig.from_gamma(T, 0.5, depth, s2=0.35)
 
 
 def _two_passes(seed: int, config: NetworkConfig):
@@ -63,3 +69,27 @@ def test_bench_twin_networks_against_two_passes(benchmark, benchmarking):
         T=T, d=config.d, depth=config.depth, twins_median_s=float(np.median(twins_s)),
         two_passes_median_s=float(np.median(passes_s)),
         ratio_twins_over_two_passes=float(np.median(twins_s) / np.median(passes_s)))
+
+
+@pytest.mark.benchmark(group="networks")
+def test_bench_first_product_drawn_whole(benchmark, benchmarking):
+    T, rounds = (724, ROUNDS) if benchmarking else (64, 1)
+    config = dataclasses.replace(_config(T, depth=1), fixed=True)
+    seeds = iter(range(10_000))
+    out = benchmark.pedantic(lambda: forward(np.random.default_rng(next(seeds)), config, edge=True),
+                             rounds=rounds, warmup_rounds=0)
+    assert out.X0 is None and np.isfinite(out.sr_Sigma_edge_over_T[-1])
+    whole_s, kept_s = [], []
+    for seed in range(100, 100 + rounds):  # interleaved
+        t0 = time.perf_counter()
+        forward(np.random.default_rng(seed), config, edge=True)
+        t1 = time.perf_counter()
+        kept = forward(np.random.default_rng(seed), config, edge=True, keep_matrices=True)
+        t2 = time.perf_counter()
+        assert kept.X0 is not None  # the QR and W_1 were drawn
+        whole_s.append(t1 - t0)
+        kept_s.append(t2 - t1)
+    benchmark.extra_info.update(
+        T=T, d=config.d, depth=config.depth, whole_median_s=float(np.median(whole_s)),
+        x0_and_w1_median_s=float(np.median(kept_s)),
+        ratio_whole_over_x0_and_w1=float(np.median(whole_s) / np.median(kept_s)))

@@ -20,10 +20,15 @@ def test_causal_depth_measures_both_networks_on_the_same_draws():
 
 
 def test_the_causal_fix_collapses_where_the_surrogates_fix_keeps_rank():
-    """At T = 128, depth 2, the same draws: the Markov surrogate's fix keeps sr(Sigma_2)
-    of order T (sr/T near its limit 0.08 at gamma = 1), the causal fix leaves it below 3."""
+    """At T = 128, depth 2, 8 seeds, each on the same draws for both: the causal fix
+    leaves sr(Sigma_2) near 1, the Markov surrogate's fix keeps it several times larger.
+    Over 40 seeds (2026-12-07): causal mean 1.45 (sd 0.30, at most 2.2), Markov mean 5.2
+    (sd 0.73, at least 3.8), the Markov one larger in every seed (ratio at least 1.9); the
+    bounds below sit 5.2 (causal) and 4.6 (Markov) standard errors of an 8-seed mean from
+    those means."""
     T, kw = 128, dict(fixed=True, s2=0.5, mu=0.0, sigma_V=1.0)
-    causal = forward(np.random.default_rng(0), NetworkConfig.from_gamma(T, 1.0, 2, attention="causal", **kw))
-    markov = forward(np.random.default_rng(0), NetworkConfig.from_gamma(T, 1.0, 2, **kw))
-    assert causal.sr_Sigma[-1] < 3.0
-    assert markov.sr_Sigma[-1] > 5.0
+    causal, markov = (np.array([forward(np.random.default_rng(seed), NetworkConfig.from_gamma(
+        T, 1.0, 2, attention=attention, **kw)).sr_Sigma[-1] for seed in range(8)])
+        for attention in ("causal", "markov"))
+    assert causal.mean() < 2.0 and markov.mean() > 4.0
+    assert np.all(markov > causal)

@@ -19,7 +19,7 @@ from scipy import stats
 
 from gapverify.numerics.logit_moments import first_layer_logits, logit_moments
 from gapverify.numerics.forward_pass import forward
-from gapverify.numerics.networks import NetworkConfig
+from gapverify.numerics.networks import SHARED_DRAWS, NetworkConfig
 from gapverify.numerics.samplers import isometric_input
 
 LOG2 = math.log(2.0)
@@ -97,7 +97,28 @@ def test_forward_trace_is_consistent(attention, fixed):
     assert np.array_equal(tr.sr_Sigma_over_T, tr.sr_Sigma / cfg.T)
     lean = forward(np.random.default_rng([14, len(attention), fixed]), cfg)
     assert lean.As is None and lean.X0 is None
-    assert np.array_equal(lean.sr_Sigma, tr.sr_Sigma)  # same seed, same draws
+    if attention not in SHARED_DRAWS:  # same seed, same draws (Markov: X_0 W_1 drawn whole, below)
+        assert np.array_equal(lean.sr_Sigma, tr.sr_Sigma)
+
+
+@pytest.mark.parametrize("attention", SHARED_DRAWS)
+def test_first_product_drawn_whole_has_the_law_of_X0_W1(attention):
+    """Without kept matrices a Markov or causal network draws X_0 W_1 as one T x d Gaussian
+    (no QR, no d x d W_1); with them, X0 and W_1. The two laws agree: two-sample
+    Kolmogorov-Smirnov over 400 networks each way of log ||X_l||_F and sr(X_l) at both
+    layers (sigma_V = 1.7: a wrong scale moves log ||X_1||_F by its log). Level 1e-3 per
+    test on fixed seeds; the draws of the two ways are independent."""
+    from scipy import stats
+
+    cfg = NetworkConfig(T=12, d=20, depth=2, attention=attention, sigma_V=1.7)
+    ways = {}
+    for keep in (False, True):
+        traces = [forward(np.random.default_rng([15, keep, k]), cfg, keep_matrices=keep)
+                  for k in range(400)]
+        ways[keep] = {(name, ell): np.array([getattr(t, name)[ell] for t in traces])
+                      for name in ("log_frob_X", "sr_X") for ell in range(cfg.depth)}
+    for key, whole in ways[False].items():
+        assert stats.ks_2samp(whole, ways[True][key]).pvalue > 1e-3, key
 
 
 def test_forward_stable_ranks_on_the_lanczos_path():
