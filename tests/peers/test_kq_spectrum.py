@@ -43,6 +43,19 @@ def test_claim_file_loads_and_predicts():
             assert values["m2"] > values["m2_iid"]
 
 
+def test_gaussian_mgf_is_the_gaussian_integral():
+    """The moment generating function the derivation starts from is sympy's integral of
+    e^(t g) against the standard normal density (not typed in unchecked)."""
+    _, m = _module()
+    g, t = sp.Symbol("g", real=True), m._t
+    integral = sp.integrate(sp.exp(t * g - g**2 / 2) / sp.sqrt(2 * sp.pi), (g, -sp.oo, sp.oo),
+                            conds="none")
+    assert sp.simplify(integral - m.GAUSSIAN_MGF) == 0
+    kappa2, lin = m._gaussian_equivalence()
+    b = m._b
+    assert sp.simplify(kappa2 - (sp.exp(b**2) - 1)) == 0 and sp.simplify(lin - b) == 0
+
+
 def test_derived_moments_are_the_issue_formula():
     _, m = _module()
     m1, m2 = m.derived_moments()
