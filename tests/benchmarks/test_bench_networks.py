@@ -53,22 +53,18 @@ def test_bench_twin_networks_against_two_passes(benchmark, benchmarking):
     out = benchmark.pedantic(lambda: forward_twins(np.random.default_rng(next(seeds)), config,
                                                    edge=True), rounds=rounds, warmup_rounds=0)
     assert np.isfinite(out[1].sr_Sigma_edge_over_T[-1])
-    twins_s, passes_s = [], []
-    for seed in range(100, 100 + rounds):  # interleaved, the same seed each way
-        t0 = time.perf_counter()
-        twin = forward_twins(np.random.default_rng(seed), config, edge=True)
-        t1 = time.perf_counter()
-        passes = _two_passes(seed, config)
-        t2 = time.perf_counter()
+
+    def same_numbers(twin, passes):
         for a, b in zip(twin, passes):
             assert np.array_equal(a.sr_Sigma, b.sr_Sigma)
             assert np.array_equal(a.sr_X_edge_over_T, b.sr_X_edge_over_T, equal_nan=True)
-        twins_s.append(t1 - t0)
-        passes_s.append(t2 - t1)
+
+    twins, passes = _interleaved(
+        rounds, lambda seed: forward_twins(np.random.default_rng(seed), config, edge=True),
+        lambda seed: _two_passes(seed, config), same_numbers)
     benchmark.extra_info.update(
-        T=T, d=config.d, depth=config.depth, twins_median_s=float(np.median(twins_s)),
-        two_passes_median_s=float(np.median(passes_s)),
-        ratio_twins_over_two_passes=float(np.median(twins_s) / np.median(passes_s)))
+        T=T, d=config.d, depth=config.depth, twins_median_s=twins, two_passes_median_s=passes,
+        ratio_twins_over_two_passes=twins / passes)
 
 
 @pytest.mark.benchmark(group="networks")
@@ -79,17 +75,30 @@ def test_bench_first_product_drawn_whole(benchmark, benchmarking):
     out = benchmark.pedantic(lambda: forward(np.random.default_rng(next(seeds)), config, edge=True),
                              rounds=rounds, warmup_rounds=0)
     assert out.X0 is None and np.isfinite(out.sr_Sigma_edge_over_T[-1])
-    whole_s, kept_s = [], []
-    for seed in range(100, 100 + rounds):  # interleaved
-        t0 = time.perf_counter()
-        forward(np.random.default_rng(seed), config, edge=True)
-        t1 = time.perf_counter()
-        kept = forward(np.random.default_rng(seed), config, edge=True, keep_matrices=True)
-        t2 = time.perf_counter()
-        assert kept.X0 is not None  # the QR and W_1 were drawn
-        whole_s.append(t1 - t0)
-        kept_s.append(t2 - t1)
+
+    def drew_x0(whole, kept):
+        assert whole.X0 is None and kept.X0 is not None  # only the second drew the QR and W_1
+
+    whole, kept = _interleaved(
+        rounds, lambda seed: forward(np.random.default_rng(seed), config, edge=True),
+        lambda seed: forward(np.random.default_rng(seed), config, edge=True, keep_matrices=True),
+        drew_x0)
     benchmark.extra_info.update(
-        T=T, d=config.d, depth=config.depth, whole_median_s=float(np.median(whole_s)),
-        x0_and_w1_median_s=float(np.median(kept_s)),
-        ratio_whole_over_x0_and_w1=float(np.median(whole_s) / np.median(kept_s)))
+        T=T, d=config.d, depth=config.depth, whole_median_s=whole, x0_and_w1_median_s=kept,
+        ratio_whole_over_x0_and_w1=whole / kept)
+
+
+def _interleaved(rounds: int, new, old, check) -> tuple[float, float]:
+    """Median seconds of ``new(seed)`` and ``old(seed)``, timed alternately on the seeds
+    ``100, 101, ...`` (the same seed each way); ``check(new_out, old_out)`` every round."""
+    new_s, old_s = [], []
+    for seed in range(100, 100 + rounds):
+        t0 = time.perf_counter()
+        a = new(seed)
+        t1 = time.perf_counter()
+        b = old(seed)
+        t2 = time.perf_counter()
+        check(a, b)
+        new_s.append(t1 - t0)
+        old_s.append(t2 - t1)
+    return float(np.median(new_s)), float(np.median(old_s))
