@@ -78,6 +78,7 @@ import sympy as sp
 from gapverify.theory.edge_offset import TW1_MEAN, tracy_widom_offset
 
 __all__ = ["spike", "spike_map", "spike_map_identities", "entry_sf", "order_statistic_sf",
+           "tail_of_max",
            "max_entry_mean", "bulk_edge", "edge_mean", "edge_sd", "spike_excess", "t_min", "t_decay",
            "bulk_edge_sizes", "first_size_below", "TW1_MEAN", "DEFAULT_THRESHOLD"]
 
@@ -208,6 +209,30 @@ def order_statistic_sf(x, s2: float, T: float, k: int = 1, row: str = "self"):
     return stats.binom.sf(k - 1, int(round(N)), p)
 
 
+def tail_of_max(s2: float, T: float, row: str = "self"):
+    r"""The scalar function :math:`x \mapsto P(a_T > x) = 1 - (1 - p(x))^{T^2}` (``k = 1``
+    of :func:`order_statistic_sf`), for the quadratures below: the law's constants worked
+    out once and plain ``math`` per point (a quadrature calls it about 10^2 times, and
+    numpy's per-call overhead on a scalar was most of the domain floors' cost)."""
+    m, sd = _log_ratio_law(s2, _check_T(T), row)
+    root_T, N, top = math.sqrt(T), float(T) ** 2, 1.0 - 1e-16
+
+    def sf(x: float) -> float:
+        y = 1.0 + x * root_T  # T R/(1+R) > y
+        if y <= 0.0:
+            return 1.0  # b > x always: p = 1
+        if row == "self":
+            if y >= T:
+                return 0.0  # b cannot exceed x: p = 0
+            lr = math.log(y) - math.log(T - y)
+        else:
+            lr = math.log(y)
+        p = 0.5 * math.erfc((lr - m) / sd / math.sqrt(2.0))  # Phi-bar(z)
+        return -math.expm1(N * math.log1p(-min(p, top)))  # 1 - (1 - p)^N
+
+    return sf
+
+
 def _x_at(s2: float, T: float, p: float, row: str) -> float:
     """The ``x`` with ``P(b > x) = p`` (inverse of :func:`entry_sf`)."""
     from scipy import special
@@ -232,8 +257,9 @@ def max_entry_mean(s2: float, T: float, k: int = 1, row: str = "self") -> float:
     from scipy import integrate
 
     lo, hi = _range(s2, T, k, row)
-    val, _ = integrate.quad(lambda x: float(order_statistic_sf(x, s2, T, k, row)), lo, hi,
-                            limit=200, epsabs=1e-12)
+    sf = tail_of_max(s2, T, row) if k == 1 else (
+        lambda x: float(order_statistic_sf(x, s2, T, k, row)))
+    val, _ = integrate.quad(sf, lo, hi, limit=200, epsabs=1e-12)
     return lo + val
 
 
@@ -261,10 +287,11 @@ def edge_mean(s2: float, T: float, k: int = 1, bulk: bool = True, row: str = "se
     _, hi = _range(s2, T, k, row)
     if hi <= kap:
         return e
-    val, _ = integrate.quad(
-        lambda x: (1.0 - kap**2 / x**2) * float(order_statistic_sf(x, s2, T, k, row)),
-        kap, hi, limit=200, epsabs=1e-12)
-    return e + (2.0 * kap - e) * float(order_statistic_sf(kap, s2, T, k, row)) + val
+    sf = tail_of_max(s2, T, row) if k == 1 else (
+        lambda x: float(order_statistic_sf(x, s2, T, k, row)))
+    val, _ = integrate.quad(lambda x: (1.0 - kap**2 / x**2) * sf(x), kap, hi, limit=200,
+                            epsabs=1e-12)
+    return e + (2.0 * kap - e) * sf(kap) + val
 
 
 def edge_sd(s2: float, T: float, bulk: bool = True, row: str = "self") -> float:
@@ -281,10 +308,10 @@ def edge_sd(s2: float, T: float, bulk: bool = True, row: str = "self") -> float:
     _, hi = _range(s2, T, 1, row)
     if hi <= kap:
         return 0.0
-    val, _ = integrate.quad(
-        lambda x: 2.0 * (x + kap**2 / x) * (1.0 - kap**2 / x**2)
-        * float(order_statistic_sf(x, s2, T, 1, row)), kap, hi, limit=200, epsabs=1e-12)
-    second = e**2 + (4.0 * kap**2 - e**2) * float(order_statistic_sf(kap, s2, T, 1, row)) + val
+    sf = tail_of_max(s2, T, row)
+    val, _ = integrate.quad(lambda x: 2.0 * (x + kap**2 / x) * (1.0 - kap**2 / x**2) * sf(x),
+                            kap, hi, limit=200, epsabs=1e-12)
+    second = e**2 + (4.0 * kap**2 - e**2) * sf(kap) + val
     return math.sqrt(max(second - mean**2, 0.0))
 
 
@@ -315,7 +342,7 @@ def t_min(s2: float, threshold: float = DEFAULT_THRESHOLD, power: int = 1,
             return (1.0 + spike_excess(s2, T)) ** power - 1.0 - threshold
     elif criterion == "probability":
         def over(T):
-            return float(order_statistic_sf(kap, s2, T)) - threshold
+            return tail_of_max(s2, T)(kap) - threshold
     else:
         raise ValueError(f"parameter 'criterion' must be 'excess' or 'probability', got {criterion!r}")
     return first_size_below(over, f"the spike excess stays above {threshold} up to T = 2^40 "

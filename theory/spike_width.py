@@ -168,9 +168,9 @@ def width_excess(s2: float, gamma: float, T: float) -> float:
     _, hi = spike_edge._range(s2, spike_edge._check_T(T), 1, "self")
     if hi <= kap * uc:
         return 0.0
-    val, _ = integrate.quad(
-        lambda x: dpsi(x / kap, g) / kap * float(spike_edge.order_statistic_sf(x, s2, T)),
-        kap * uc, hi, limit=200, epsabs=1e-12)
+    sf = spike_edge.tail_of_max(s2, T)
+    val, _ = integrate.quad(lambda x: dpsi(x / kap, g) / kap * sf(x), kap * uc, hi, limit=200,
+                            epsabs=1e-12)
     return val / xs
 
 

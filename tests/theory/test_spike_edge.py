@@ -72,6 +72,19 @@ def test_order_statistics_and_mean_are_consistent():
     assert se.max_entry_mean(s2, 1024) < se.max_entry_mean(s2, 256)
 
 
+@pytest.mark.parametrize("row", ["self", "mean"])
+@pytest.mark.parametrize("s2,T", [(0.25, 16), (0.5, 181), (1.0, 1024)])
+def test_scalar_tail_of_max_is_the_order_statistic_law(s2, T, row):
+    """The quadratures' scalar ``P(a_T > x)`` is ``order_statistic_sf`` at ``k = 1``, below
+    the support (``y <= 0``: 1), inside and above it (``y >= T``: 0) alike."""
+    sf = se.tail_of_max(s2, T, row)
+    xs = np.concatenate([[-2.0 / math.sqrt(T), (T - 0.5) / math.sqrt(T), math.sqrt(T)],
+                         np.linspace(-0.5, 6.0, 40)])
+    got = np.array([sf(x) for x in xs])
+    want = se.order_statistic_sf(xs, s2, T, 1, row)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+
+
 def test_model_reaches_the_edge_and_the_excess_vanishes():
     k = math.sqrt(math.expm1(LOG2))
     # at T = 2^20, P(a_T > kappa) ~ 1e-6, so the spikes add (2 kappa - e_T) P < 1e-7
