@@ -260,11 +260,17 @@ class _Prepared:
 
     def errors(self, T: int, predicted: float, params, scale: float) -> np.ndarray:
         if self.check.kind == "distance":
-            cdf = self.check.cdf(params, scale)
+            samples = self.samples[T]
+            if not samples:
+                return np.array([])
+            # one call of the CDF on every replicate's sample (a call costs far more than
+            # its points: scipy's checks), cut back into replicates
+            every = self.check.cdf(params, scale)(np.concatenate(samples))
+            cuts = np.cumsum([x.size for x in samples])[:-1]
             out = []
-            for x in self.samples[T]:
+            for F in np.split(every, cuts):
                 # Kolmogorov distance of a sorted sample to a continuous CDF
-                F, n = cdf(x), x.size
+                n = F.size
                 i = np.arange(1, n + 1)
                 out.append(max(float(np.max(i / n - F)), float(np.max(F - (i - 1) / n))))
             return np.array(out)

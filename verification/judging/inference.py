@@ -62,7 +62,7 @@ def two_sided_quantile(level: float, tests: int) -> float:
 def per_test_level(q: float) -> float:
     r"""The two-sided level of one test whose normal quantile is ``q``:
     :math:`2\,(1 - \Phi(q))` (the Bonferroni share :math:`\alpha/m`)."""
-    return float(2 * stats.norm.sf(q))
+    return float(2 * special.ndtr(-q))  # norm.sf(q), through scipy.special
 
 
 def student_quantile(q: float, dof: float) -> float:
@@ -76,7 +76,9 @@ def student_quantile(q: float, dof: float) -> float:
         return float(q)
     if not dof >= 1:
         return math.inf
-    return float(stats.t.isf(stats.norm.sf(q), dof))
+    # t.isf(norm.sf(q), dof) through scipy.special: the same numbers without the
+    # distribution objects' argument checks (most of a judgement's time otherwise)
+    return float(-special.stdtrit(dof, special.ndtr(-q)))
 
 
 def welch_dof(coefficients: np.ndarray, se: np.ndarray, n: np.ndarray | None) -> float:
@@ -109,8 +111,8 @@ def fit_p_value(chi2: float, resid_dof: int, variance_dof: float) -> float:
     if chi2 == math.inf:
         return 0.0
     if not math.isfinite(variance_dof):
-        return float(stats.chi2.sf(chi2, resid_dof))
-    return float(stats.f.sf(chi2 / resid_dof, resid_dof, variance_dof))
+        return float(special.chdtrc(resid_dof, chi2))  # chi2.sf
+    return float(special.fdtrc(resid_dof, variance_dof, chi2 / resid_dof))  # f.sf
 
 
 def _min_dof(n: np.ndarray | None) -> float:
