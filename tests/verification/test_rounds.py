@@ -142,3 +142,36 @@ def test_calibrate_takes_a_size_grid(capsys, tmp_path, claim_file):
     assert "at T = 32, 45, 64, 91" in printed.replace("\n", " ")
     assert doc["claims"][0]["failed"] == 0
     assert doc["claims"][0]["not_verified_reasons"] == {"outside domain": 2}
+
+
+TWO_CASES = CLAIM.format(spread='params["s2"]').replace(
+    "profiles=profiles(quick=(64, 256)))]",
+    'profiles=profiles(quick=(64, 256)), cases={"quick": ({"s2": 0.001}, {"s2": 0.04})})]')
+
+
+def test_a_case_that_stops_early_is_judged_while_the_others_sample(capsys, tmp_path,
+                                                                    monkeypatch):
+    """With a pool, the case that reaches its target at the pilot is judged for good at the
+    end of the second round's sweep (``suite._Finals``), not after the last round: the same
+    judgement as one worker's, one case after another."""
+    from gapverify.verification.running import suite
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    path = tmp_path / "two_cases.py"
+    path.write_text(textwrap.dedent(TWO_CASES))
+    early = []
+    submit = suite._Finals.submit
+
+    def spy(self):
+        early.extend(job.case for job in self.ready)
+        submit(self)
+    monkeypatch.setattr(suite._Finals, "submit", spy)
+    one = _run(capsys, path, tmp_path / "one.sqlite", "--workers", "1")
+    assert early == []  # one worker: no pool, judged after the rounds
+    two = _run(capsys, path, tmp_path / "two.sqlite", "--workers", "2")
+    assert early == [0]
+    assert one["sizing"][0]["rounds"] == 1 and one["sizing"][1]["rounds"] >= 2
+    assert two["sizing"] == one["sizing"] and two["verdict"] == one["verdict"] == "verified"
+    strip = ("seconds",)
+    assert ([{k: v for k, v in c.items() if k not in strip} for c in two["checks"]]
+            == [{k: v for k, v in c.items() if k not in strip} for c in one["checks"]])

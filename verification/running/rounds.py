@@ -208,11 +208,15 @@ def _stalled(sizing: Sizing, total: int, worst: float) -> bool:
 
 
 def sample_in_rounds(run: RunPlan, sample: Callable[[RunPlan], object],
-                     judge: Callable[[RunPlan], dict]) -> tuple[RunPlan, dict, dict]:
+                     judge: Callable[[RunPlan], dict],
+                     stopped: Callable[[list[Job]], None] | None = None,
+                     ) -> tuple[RunPlan, dict, dict]:
     """Sample ``run`` in rounds (module docstring). ``sample(plan)`` draws what the store
     lacks for a plan's jobs (or refuses, for a perturbed run); ``judge(plan)`` judges a
-    plan's jobs as stated, keyed by ``(claim id, case)``. Returns the plan with every
-    job's draws, the last judgement of each job (as stated) and each job's
+    plan's jobs as stated, keyed by ``(claim id, case)``; ``stopped(jobs)`` is told, after
+    each round that another round follows, the jobs whose sampling ended in it (their
+    draws are final: the run may judge them while the others sample). Returns the plan
+    with every job's draws, the last judgement of each job (as stated) and each job's
     :class:`Sizing`, keyed alike."""
     jobs = {(j.claim_id, j.case): j for j in run.jobs}
     jobs = {k: dataclasses.replace(j, profile=j.profile.with_drawn(j.profile.per_size()))
@@ -222,6 +226,7 @@ def sample_in_rounds(run: RunPlan, sample: Callable[[RunPlan], object],
     for k in set(jobs) - active:
         sizing[k].stopped, sizing[k].rounds = "fixed", 1
     judged: dict = {}
+    told: set = set()  # the jobs ``stopped`` was told of
     for round_ in range(1, MAX_ROUNDS + 2):
         current = dataclasses.replace(run, jobs=tuple(jobs.values()))
         sample(current)
@@ -241,5 +246,10 @@ def sample_in_rounds(run: RunPlan, sample: Callable[[RunPlan], object],
                 sizing[k].drawn = nxt.profile.per_size()
         if not active:
             break
+        if stopped is not None:
+            ended = [jobs[k] for k in jobs if k not in active and k not in told]
+            told.update((j.claim_id, j.case) for j in ended)
+            if ended:
+                stopped(ended)
     final = dataclasses.replace(run, jobs=tuple(jobs.values()))
     return final, judged, sizing

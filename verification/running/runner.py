@@ -388,8 +388,12 @@ def lease_owner() -> str:
 
 def sweep(store: Store, tasks: list[Task], executor: Executor,
           on_done: Callable[[Task, float], None] | None = None, in_flight: int = 8,
-          threads: int = 1, lease_seconds: float = LEASE_SECONDS, poll: float = 0.2) -> int:
+          threads: int = 1, lease_seconds: float = LEASE_SECONDS, poll: float = 0.2,
+          on_drained: Callable[[], None] | None = None) -> int:
     """Run ``tasks`` (most expensive first) and store each result as it completes.
+    ``on_drained`` is called once, as soon as every task is submitted (at once when there
+    is none): what it submits to ``executor`` then runs on the workers the sweep's last
+    tasks leave idle.
 
     Each task is leased in the store before it is submitted; a task another live run
     holds is left to it and waited for (taken over if its lease expires), one already
@@ -426,6 +430,9 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
                               "on this store (its leases; a killed run's are taken at once, one "
                               "of another host's when it expires)", file=sys.stderr, flush=True)
                     waiting.append(task)
+            if on_drained is not None and not queue and not waiting:
+                on_drained, drained = None, on_drained
+                drained()
             if not pending:
                 if waiting:  # everything left is leased by another run: wait for it
                     time.sleep(poll)
@@ -446,6 +453,8 @@ def sweep(store: Store, tasks: list[Task], executor: Executor,
     except BaseException:
         abandon(pending, store, owner)
         raise
+    if on_drained is not None:  # nothing was left to submit
+        on_drained()
     return computed
 
 

@@ -208,10 +208,12 @@ def _replay(job: Job, result: ClaimResult, store: Store, engine: Engine, progres
         result.verdict = Outcome.FLAKY.value
 
 
-def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=None) -> int:
+def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=None,
+               on_drained=None) -> int:
     """Sample what the store lacks for every job of ``run`` in one sweep, so the workers
-    stay busy across claims (largest tasks first, :func:`sweep`); the memory estimate is
-    checked before anything is sampled. Returns the tasks computed."""
+    stay busy across claims (largest tasks first, :func:`sweep`; ``on_drained`` as
+    there); the memory estimate is checked before anything is sampled. Returns the tasks
+    computed."""
     version = code_version()
     tasks, total, cases = [], 0, []
     for job in run.jobs:
@@ -233,7 +235,8 @@ def sample_all(store: Store, run: RunPlan, seed: int, engine: Engine, progress=N
     try:
         return len(probed) + sweep(store, tasks, engine.executor, in_flight=engine.in_flight,
                                    threads=engine.threads,
-                                   on_done=(progress.advance if progress and tasks else None))
+                                   on_done=(progress.advance if progress and tasks else None),
+                                   on_drained=on_drained)
     except ClaimError as exc:  # a later replicate's: named by its claim's case
         raise _in_run(exc, run) from None
 
@@ -256,14 +259,45 @@ def _judge_in_pool(store: Store, run: RunPlan, engine: Engine, predictions: dict
     judging runs on every core instead of after the sweep on one. ``{}`` (judge here, one
     job after another) with one worker, a Dask cluster (whose workers may not see this
     store) or an in-memory store. Keyed by claim and case."""
-    if (not isinstance(engine.executor, ProcessPoolExecutor) or store.path == ":memory:"
-            or engine.slots < 2):
+    if not _pool_judges(store, engine):
         return {}
     version = code_version()
     futures = {(job.claim_id, job.case): engine.executor.submit(
         judge_stored, store.path, job, version, _memo_of(job, predictions), planning)
         for job in run.jobs}
     return {key: f.result() for key, f in futures.items()}
+
+
+def _pool_judges(store: Store, engine: Engine) -> bool:
+    """Whether jobs are judged in ``engine``'s workers (:func:`_judge_in_pool`)."""
+    return (isinstance(engine.executor, ProcessPoolExecutor) and store.path != ":memory:"
+            and engine.slots >= 2)
+
+
+class _Finals:
+    """The final judgements (:func:`judge_stored`, as :func:`_judge_in_pool` makes them)
+    of the jobs whose sampling has ended, submitted to the pool when the next round's
+    sweep has submitted its last task: they run on the workers that the sweep's last,
+    longest tasks leave idle, instead of after every round. The same jobs on the same
+    stored draws: the same judgements."""
+
+    def __init__(self, store: Store, engine: Engine, predictions: dict) -> None:
+        self.store, self.engine, self.predictions = store, engine, predictions
+        self.ready: list[Job] = []
+        self.futures: dict = {}
+
+    def stopped(self, jobs: list[Job]) -> None:
+        self.ready += jobs
+
+    def submit(self) -> None:
+        version = code_version()
+        for job in self.ready:
+            self.futures[(job.claim_id, job.case)] = self.engine.executor.submit(
+                judge_stored, self.store.path, job, version, _memo_of(job, self.predictions))
+        self.ready = []
+
+    def collect(self) -> dict:
+        return {key: f.result() for key, f in self.futures.items()}
 
 
 def _memo_key(job: Job) -> tuple:
@@ -297,10 +331,14 @@ def _judge_all(store: Store, run: RunPlan, engine: Engine, progress,
     """Judge every job of ``run`` (in the pool when it can, :func:`_judge_in_pool`) and
     merge each claim's cases into one result (:func:`_merge`). ``predictions``: the
     predicted values worked out already (:func:`check_cases`), shared by every case and
-    claim of the run; ``judged``: the jobs' judgements made already (the last round's)."""
+    claim of the run; ``judged``: the jobs' judgements made already (:class:`_Finals`),
+    the others judged here."""
     predictions = {} if predictions is None else predictions
-    if judged is None:
-        judged = _judge_in_pool(store, run, engine, predictions)
+    judged = dict(judged or {})
+    rest = tuple(job for job in run.jobs if (job.claim_id, job.case) not in judged)
+    if rest:
+        judged.update(_judge_in_pool(store, dataclasses.replace(run, jobs=rest), engine,
+                                     predictions))
     results = []
     judging = getattr(progress, "judging", None) or (lambda done, total, claim="": None)
     judging(0, len(run.claims))
@@ -346,9 +384,12 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
     engine = make_engine(opts.workers, opts.scheduler) if own else _engine(executor)
     aborted = True
     try:
+        finals = (_Finals(store, engine, predictions)
+                  if not perturbed and _pool_judges(store, engine) else None)
         run, judged, sizing = sample_sized(store, run, engine, progress, predictions,
-                                           stored_only=perturbed)
-        results = _judge_all(store, run, engine, progress, predictions)
+                                           stored_only=perturbed, finals=finals)
+        results = _judge_all(store, run, engine, progress, predictions,
+                             judged=finals.collect() if finals else None)
         for result in results:
             _with_sizing(result, [sizing[(result.claim, job.case)]
                                   for job in run.jobs_of(result.claim)])
@@ -360,12 +401,15 @@ def verify(opts: RunOptions, store: Store, executor: Executor | None = None,
 
 
 def sample_sized(store: Store, run: RunPlan, engine: Engine, progress=None,
-                 predictions: dict | None = None, stored_only: bool = False):
+                 predictions: dict | None = None, stored_only: bool = False,
+                 finals: _Finals | None = None):
     """Sample every job of ``run`` in rounds until its power target is met
     (:func:`~verification.running.rounds.sample_in_rounds`), each round one sweep
     (:func:`sample_all`); ``stored_only``: sample nothing, refuse what the store lacks
-    (:func:`require_stored`). Returns the plan with each job's draws, the last judgement
-    of each job as stated and each job's sizing, keyed by claim and case."""
+    (:func:`require_stored`); ``finals``: given the jobs that stop before the last round,
+    judged at the end of the next round's sweep. Returns the plan with each job's draws,
+    the last judgement of each job as stated and each job's sizing, keyed by claim and
+    case."""
     from gapverify.verification.running.rounds import sample_in_rounds
 
     predictions = {} if predictions is None else predictions
@@ -374,9 +418,11 @@ def sample_sized(store: Store, run: RunPlan, engine: Engine, progress=None,
         if stored_only:
             require_stored(store, plan)
         else:
-            sample_all(store, plan, plan.jobs[0].seed if plan.jobs else 0, engine, progress)
+            sample_all(store, plan, plan.jobs[0].seed if plan.jobs else 0, engine, progress,
+                       on_drained=finals.submit if finals else None)
 
-    return sample_in_rounds(run, draw, lambda plan: _judge_jobs(store, plan, engine, predictions))
+    return sample_in_rounds(run, draw, lambda plan: _judge_jobs(store, plan, engine, predictions),
+                            stopped=finals.stopped if finals else None)
 
 
 def _with_sizing(result: ClaimResult, sizings: list) -> None:
