@@ -195,7 +195,7 @@ class _Pass:
     log of the scalar divided out, the product :math:`A_\ell \cdots A_1` and the
     per-layer statistics."""
 
-    def __init__(self, config: NetworkConfig, X0: np.ndarray, keep_matrices: bool = False,
+    def __init__(self, config: NetworkConfig, X0: np.ndarray | None, keep_matrices: bool = False,
                  edge: bool = False, ranks: bool = True) -> None:
         self.config, self.X0, self.edge, self.ranks = config, X0, edge, ranks
         self.X_hat, self.log_c = X0, 0.0  # X_{l-1} = e^{log_c} X_hat
