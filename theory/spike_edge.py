@@ -233,6 +233,14 @@ def tail_of_max(s2: float, T: float, row: str = "self"):
     return sf
 
 
+def _tail_of_order_statistic(s2: float, T: float, k: int, row: str):
+    """The scalar ``x -> P(a_(k) > x)``: :func:`tail_of_max` at ``k = 1``, else
+    :func:`order_statistic_sf` (a binomial tail) point by point."""
+    if k == 1:
+        return tail_of_max(s2, T, row)
+    return lambda x: float(order_statistic_sf(x, s2, T, k, row))
+
+
 def _x_at(s2: float, T: float, p: float, row: str) -> float:
     """The ``x`` with ``P(b > x) = p`` (inverse of :func:`entry_sf`)."""
     from scipy import special
@@ -257,8 +265,7 @@ def max_entry_mean(s2: float, T: float, k: int = 1, row: str = "self") -> float:
     from scipy import integrate
 
     lo, hi = _range(s2, T, k, row)
-    sf = tail_of_max(s2, T, row) if k == 1 else (
-        lambda x: float(order_statistic_sf(x, s2, T, k, row)))
+    sf = _tail_of_order_statistic(s2, T, k, row)
     val, _ = integrate.quad(sf, lo, hi, limit=200, epsabs=1e-12)
     return lo + val
 
@@ -287,8 +294,7 @@ def edge_mean(s2: float, T: float, k: int = 1, bulk: bool = True, row: str = "se
     _, hi = _range(s2, T, k, row)
     if hi <= kap:
         return e
-    sf = tail_of_max(s2, T, row) if k == 1 else (
-        lambda x: float(order_statistic_sf(x, s2, T, k, row)))
+    sf = _tail_of_order_statistic(s2, T, k, row)
     val, _ = integrate.quad(lambda x: (1.0 - kap**2 / x**2) * sf(x), kap, hi, limit=200,
                             epsabs=1e-12)
     return e + (2.0 * kap - e) * sf(kap) + val
