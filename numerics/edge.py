@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gapverify.numerics.statistics import frobenius_sq, top_singular_values
+from gapverify.numerics.statistics import frobenius_sq, gram, top_singular_values_by_gram
 
 __all__ = ["AIRY1_MEANS", "AIRY1_MEANS_SE", "EDGE_K", "edge_weights", "tracy_widom_edge",
            "edge_stable_ranks", "goe_tracy_widom_mean"]
@@ -91,13 +91,13 @@ def edge_stable_ranks(X: np.ndarray, k: int = EDGE_K) -> tuple[float, float, flo
         \Bigl(\frac{\|X\|_F^2}{s_1^2},\ \frac{\sum_i s_i^4}{s_1^4},\
         \frac{\|X\|_F^2}{\hat x_*},\ \frac{\sum_i s_i^4}{\hat x_*^2}\Bigr).
 
-    The first two equal :func:`numerics.statistics.stable_ranks`'s. Cost as there, the
-    Lanczos basis ``k`` vectors wider."""
-    top = top_singular_values(X, k)
+    The first two equal :func:`numerics.statistics.stable_ranks`'s. Cost as there (the
+    Lanczos on the Gram matrix), its basis ``k`` vectors wider."""
+    G = gram(X)  # eigenvalues s_i^2
+    top = top_singular_values_by_gram(G, k)
     edge = tracy_widom_edge(top, k)
-    G = X @ X.T if X.shape[0] <= X.shape[1] else X.T @ X  # eigenvalues s_i^2
-    frob, gram = frobenius_sq(X), frobenius_sq(G)
-    return frob / top[0] ** 2, gram / top[0] ** 4, frob / edge, gram / edge**2
+    frob, frob_G = frobenius_sq(X), frobenius_sq(G)
+    return frob / top[0] ** 2, frob_G / top[0] ** 4, frob / edge, frob_G / edge**2
 
 
 def goe_tracy_widom_mean(nodes: int = 64, s_range: tuple[float, float] = (-12.0, 12.0),
