@@ -139,8 +139,14 @@ def forward_twins(rng: np.random.Generator, config: NetworkConfig, edge: bool = 
     For an attention of :data:`SHARED_DRAWS` (its logits do not read the activations) the
     two networks share ``X0``, every :math:`A_\ell` before the fix, every :math:`W_\ell`
     and the first layer's :math:`X_0 W_1` (drawn directly where :func:`forward` does): one
-    set of draws and one ``O(T d^2)`` product fewer than two passes. The standard network
-    is the one :func:`forward` draws from the same stream, number for number.
+    set of draws and one ``O(T d^2)`` product fewer than two passes. Without skip or
+    LayerNorm both are :math:`X_\ell = P_\ell\, X_0 W_1 \cdots W_\ell`, :math:`P_\ell` each
+    network's product of attentions: the chain of weights is multiplied once, one
+    ``O(T d^2)`` product a layer fewer again, and the first fixed layer is
+    :math:`A X_0 W_1 - F X_0 W_1` (``F`` what the fix removes), ``O(T d)`` instead of
+    ``O(T^2 d)``. The standard network is the one :func:`forward` draws from the same
+    stream: number for number with skip or LayerNorm, to rounding (the products taken in
+    another order) without.
     """
     _check_config(config)
     if config.attention not in SHARED_DRAWS:
@@ -150,17 +156,56 @@ def forward_twins(rng: np.random.Generator, config: NetworkConfig, edge: bool = 
     X0 = None if direct else isometric_input(rng, config.T, config.d)
     std = _Pass(replace(config, fixed=False), X0, keep_matrices, ranks=ranks)
     fix = _Pass(replace(config, fixed=True), X0, keep_matrices, edge, ranks)
+    # without skip or LayerNorm both networks are X_l = P_l X_0 W_1 ... W_l: one chain of weights
+    chain = _WeightChain() if config.residual == "none" and not config.layer_norm else None
     for ell in range(config.depth):
         A = attention_matrix(rng, std.config)  # A_l before the fix, the same for both
         if ell == 0:  # both networks start from X_0: X_0 W_1 once
             W, XW = _value_product(rng, config, X0, direct)
-            products = (XW, XW)
         else:
             W = gaussian_matrix(rng, config.d, config.d, config.sigma_V)
-            products = (std.X_hat @ W, fix.X_hat @ W)
-        for net, XW in zip((std, fix), products):
-            net.step(ell, A, W, XW)
+        if chain is not None:
+            M_hat, log_m = chain.extend(XW if ell == 0 else W)
+            Y_std = std.step_through_chain(ell, A, W, M_hat, log_m)
+            # the first layer's fixed Y: (A - F) M = A M - F M, F M in O(T d) (_removed_part)
+            fix.step_through_chain(ell, A, W, M_hat, log_m,
+                                   Y=Y_std - _removed_part(M_hat, config) if ell == 0 else None)
+            continue
+        products = (XW, XW) if ell == 0 else (std.X_hat @ W, fix.X_hat @ W)
+        for net, XW_net in zip((std, fix), products):
+            net.step(ell, A, W, XW_net)
     return std.trace(), fix.trace()
+
+
+class _WeightChain:
+    r""":math:`M_\ell = X_0 W_1 \cdots W_\ell`, normalised: :math:`\hat M_\ell` with
+    :math:`\|\hat M_\ell\|_F = 1` and :math:`\log \|M_\ell\|_F`. Twin networks without skip
+    or LayerNorm are :math:`X_\ell = P_\ell M_\ell` with their own products
+    :math:`P_\ell = A_\ell \cdots A_1` (fixed: :math:`A^\perp`'s) and one chain of weights
+    between them: one ``O(T d^2)`` product a layer instead of two."""
+
+    def __init__(self) -> None:
+        self.M_hat: np.ndarray | None = None
+        self.log_m = 0.0
+
+    def extend(self, factor: np.ndarray) -> tuple[np.ndarray, float]:
+        r"""The chain one layer longer: ``factor`` is :math:`X_0 W_1` at the first layer, then
+        :math:`W_\ell`."""
+        M = factor if self.M_hat is None else self.M_hat @ factor  # M_l = M_{l-1} W_l, O(T d^2)
+        nrm = float(np.linalg.norm(M))
+        if nrm == 0.0 or not math.isfinite(nrm):
+            raise FloatingPointError(f"||X_0 W_1 ... W_l||_F is {nrm}: cannot normalise")
+        self.M_hat, self.log_m = M / nrm, self.log_m + math.log(nrm)
+        return self.M_hat, self.log_m
+
+
+def _removed_part(M: np.ndarray, config: NetworkConfig) -> np.ndarray:
+    r""":math:`F M` for the matrix :math:`F` the fix removes (:func:`_fixed`):
+    :math:`\tfrac1T\mathbf 1\mathbf 1^\top M` (every row the column means of ``M``), or for
+    causal attention :math:`C_T M` (row ``i`` the mean of rows ``1..i``); ``O(T d)``."""
+    if config.attention == "causal":
+        return np.cumsum(M, axis=0) / np.arange(1, M.shape[0] + 1)[:, None]  # (C_T M)_i = mean_{j<=i} M_j
+    return M.mean(axis=0, keepdims=True)  # 1 1^T M / T, broadcast over the rows
 
 
 def _first_product_direct(config: NetworkConfig, keep_matrices: bool) -> bool:
@@ -218,14 +263,34 @@ class _Pass:
             # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
             Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * self.log_c, 700.0)))
             self.log_c = 0.0
+        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        self._record(ell, A, W, Y, self.log_c)
+
+    def step_through_chain(self, ell: int, A: np.ndarray, W: np.ndarray, M_hat: np.ndarray,
+                           log_m: float, Y: np.ndarray | None = None) -> np.ndarray:
+        r"""Layer ``ell`` of a network without skip or LayerNorm as
+        :math:`X_\ell = P_\ell M_\ell` (:class:`_WeightChain`): the product takes ``A``
+        (before the fix), then :math:`Y = P_\ell \hat M_\ell` (``O(T^2 d)``) unless given.
+        The same network as :meth:`step`'s, to rounding. Returns ``Y``
+        (:math:`X_\ell / \|M_\ell\|_F`)."""
+        A = _fixed(A, self.config)
+        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        if Y is None:
+            Y = self.P @ M_hat  # X_l / ||M_l||_F = P_l M_hat_l, O(T^2 d)
+        self._record(ell, A, W, Y, log_m)
+        return Y
+
+    def _record(self, ell: int, A: np.ndarray, W: np.ndarray | None, Y: np.ndarray,
+                log_scale: float) -> None:
+        r"""Layer ``ell``'s activations :math:`X_\ell = e^{\text{log\_scale}}\,Y` (``A``
+        the fixed attention used): normalised, and their statistics recorded."""
         nrm = float(np.linalg.norm(Y))
         if nrm == 0.0 or not math.isfinite(nrm):
             raise FloatingPointError(f"||X_{ell + 1}||_F is {nrm}: cannot normalise")
         self.X_hat = Y / nrm  # ||X_hat||_F = 1
-        self.log_c += math.log(nrm)  # log ||X_l||_F
-        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        self.log_c = log_scale + math.log(nrm)  # log ||X_l||_F
         if self.ranks:  # ranks=False leaves them nan
-            _stable_ranks_into(self.stats, ell, self.X_hat, config, self.edge)
+            _stable_ranks_into(self.stats, ell, self.X_hat, self.config, self.edge)
         self.stats["frob"][ell] = frobenius_sq(self.P)  # ||A_l ... A_1||_F^2
         self.stats["log_frob_X"][ell] = self.log_c
         if self.kept is not None:

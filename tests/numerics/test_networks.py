@@ -140,10 +140,11 @@ def test_fix_keeps_draws_and_removes_exactly_one():
     assert math.isclose(fix.frob_A_product[0], std.frob_A_product[0] - 1.0, rel_tol=1e-12)
 
 
-def _same_trace(a, b) -> None:
+def _same_trace(a, b, rtol: float = 0.0) -> None:
     for name in ("sr_X", "sr_Sigma", "frob_A_product", "log_frob_X", "sr_X_edge_over_T",
                  "sr_Sigma_edge_over_T"):
-        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+        assert np.allclose(getattr(a, name), getattr(b, name), rtol=rtol, atol=0.0,
+                           equal_nan=True), name
 
 
 @pytest.mark.parametrize("T, d, extra", [
@@ -155,17 +156,20 @@ def _same_trace(a, b) -> None:
     (24, 24, dict(depth=3, residual="skip", layer_norm=True)),
 ])
 def test_twin_networks_are_two_passes_on_the_same_draws(T, d, extra):
-    """``forward_twins`` (one set of draws) gives, number for number, the two passes of
-    :func:`forward` on generators seeded alike: the standard one, and the fixed one read
-    through the edge."""
+    r"""``forward_twins`` (one set of draws) gives the two passes of :func:`forward` on
+    generators seeded alike: the standard one, and the fixed one read through the edge.
+    Number for number with skip and LayerNorm; without them the twins multiply one chain
+    of weights, :math:`X_\ell = P_\ell X_0 W_1 \cdots W_\ell`, the same network with the
+    products in another order: equal to rounding (1e-12 relative at depth 3)."""
     from gapverify.numerics.forward_pass import forward_twins
 
     std, fix = forward_twins(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra),
                              edge=True)
+    rtol = 0.0 if extra.get("layer_norm") else 1e-12
     # the reference: two passes, each on a generator of its own seeded alike
-    _same_trace(std, forward(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra)))
+    _same_trace(std, forward(np.random.default_rng(7), NetworkConfig(T=T, d=d, **extra)), rtol)
     _same_trace(fix, forward(np.random.default_rng(7), NetworkConfig(T=T, d=d, fixed=True, **extra),
-                             edge=True))
+                             edge=True), rtol)
     assert not np.array_equal(std.sr_Sigma, fix.sr_Sigma)  # the fix did act
 
 
