@@ -3,9 +3,11 @@ r"""Spectral statistics of sampled matrices, each computed no more expensively t
 A stable rank :math:`\mathrm{sr}(M) = \|M\|_F^2/\|M\|_2^2` needs one Frobenius norm
 (:math:`O(mn)`) and the top singular value, found by ARPACK's implicitly restarted Lanczos
 (:func:`scipy.sparse.linalg.svds`, :math:`O(mn\,k)` for :math:`k` matrix-vector products),
-never by a full SVD (:math:`O(mn\min(m,n))`). Full spectra are computed only for the law
-claims, with LAPACK's values-only drivers. scipy's linear algebra is imported on first use:
-the claim registry reads :data:`LANCZOS_TOL` from here without sampling anything.
+never by a full SVD (:math:`O(mn\min(m,n))`); where the Gram matrix :math:`XX^\top` is
+built anyway (:func:`stable_ranks`), the Lanczos runs on it. Full spectra are computed
+only for the law claims, with LAPACK's values-only drivers. scipy's linear algebra is
+imported on first use: the claim registry reads :data:`LANCZOS_TOL` from here without
+sampling anything.
 
 References
 ----------
