@@ -202,10 +202,10 @@ def top_singular_values_by_gram(G: np.ndarray, k: int = 1) -> np.ndarray:
     r"""The ``k`` largest singular values of ``X`` from its Gram matrix ``G``
     (:func:`gram`): :math:`s_i(X) = \sqrt{\lambda_i(G)}`, :math:`\lambda_i(G) = s_i(G)` for
     ``G`` positive semi-definite. Lanczos on ``G`` costs ``2 min(m, n)^2`` a step against
-    ``2mn`` on ``X``, and converges in fewer steps (the gaps of :math:`s_i^2` are twice as
-    wide, relatively, as those of :math:`s_i`): at ``T = 724``, ``d = 1448`` the top four in
-    9 ms against 24 ms, equal to 2e-15 (one thread, 2026-12-08). For callers that need
-    ``G`` anyway (:func:`stable_ranks`)."""
+    ``2mn`` on ``X``, and the relative gaps of :math:`s_i^2` are twice those of :math:`s_i`:
+    the top four of a depth-2 network's :math:`X_2^\perp` at ``T = 724``, ``d = 1448`` in
+    9 ms against 24 ms, equal to 2e-15 (one thread, 2026-12-08). For callers that build
+    ``G`` anyway (:func:`edge_stable_ranks <numerics.edge.edge_stable_ranks>`)."""
     return np.sqrt(top_singular_values(G, k))  # s_i(X) = sqrt(lambda_i(X X^T))
 
 
@@ -219,10 +219,10 @@ def stable_ranks(X: np.ndarray) -> tuple[float, float]:
 
     ``G`` the smaller of :math:`XX^\top`, :math:`X^\top X` (:func:`gram`, the same nonzero
     spectrum). ``O(mn min(m, n))`` for ``G``, then one Lanczos on ``G`` for
-    :math:`s_1^2 = \lambda_1(G)` (:func:`top_singular_values_by_gram`); no SVD.
+    :math:`s_1^2 = \lambda_1(G)` (as :func:`top_singular_values_by_gram`); no SVD.
     """
     G = gram(X)  # eigenvalues s_i^2
-    s1_sq = top_singular_values_by_gram(G, 1)[0] ** 2  # lambda_1(G) = s_1(X)^2
+    s1_sq = top_singular_values(G, 1)[0]  # s_1(G) = lambda_1(G) = s_1(X)^2 (G psd)
     return frobenius_sq(X) / s1_sq, frobenius_sq(G) / s1_sq**2
 
 

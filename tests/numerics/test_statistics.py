@@ -4,8 +4,8 @@ import pytest
 
 from gapverify.numerics.samplers import LogNormalEntries, remove_outlier
 from gapverify.numerics.statistics import (
-    LANCZOS_TOL, gram_stable_rank, moment_ratio, stable_rank, stable_ranks, top_eigenvalues,
-    top_singular_values,
+    LANCZOS_TOL, gram, gram_stable_rank, moment_ratio, stable_rank, stable_ranks, top_eigenvalues,
+    top_singular_values, top_singular_values_by_gram,
 )
 
 
@@ -29,6 +29,20 @@ def test_stable_ranks_match_their_definitions(A):
     sx = np.linalg.svd(X, compute_uv=False)
     assert gram_stable_rank(X) == pytest.approx(np.sum(sx**4) / sx[0] ** 4, rel=1e-9)
     assert gram_stable_rank(X.T) == pytest.approx(np.sum(sx**4) / sx[0] ** 4, rel=1e-9)
+
+
+def test_top_singular_values_by_gram_match_full_svd(A):
+    """The top singular values of a wide and a tall ``X`` read from its Gram matrix (the
+    smaller one, ``min(m, n)`` square) are LAPACK's, to the Lanczos tolerance."""
+    X = A @ np.random.default_rng([7]).standard_normal((300, 420))  # rows < columns
+    full = np.linalg.svd(X, compute_uv=False)
+    for M in (X, X.T):
+        G = gram(M)
+        assert G.shape == (300, 300)
+        np.testing.assert_allclose(top_singular_values_by_gram(G, 4), full[:4],
+                                   rtol=10 * LANCZOS_TOL)
+    s = np.linalg.svd(X[:, :250], compute_uv=False)  # tall (300 x 250): G = X^T X
+    assert stable_ranks(X[:, :250])[0] == pytest.approx(np.sum(s**2) / s[0] ** 2, rel=1e-9)
 
 
 def test_top_eigenvalues_find_perron_root_and_second(A):
