@@ -253,7 +253,7 @@ class _Pass:
         r"""Layer ``ell`` from its attention ``A`` (before the fix), its value weights ``W``
         and :math:`\hat X_{\ell-1} W` (``XW``)."""
         config = self.config
-        A = _fixed(A, config)
+        A = self._extend_product(A)
         Y = A @ XW  # X_l / e^{log_c} = A X_hat W, O(T^2 d)
         if config.residual != "none":
             # skip: X + A X W (/ sqrt(d) upscaled); linear in X, so the scale e^{log_c} factors out
@@ -263,7 +263,6 @@ class _Pass:
             # eps e^{-2 log_c}; after it X_l itself is O(1): log_c restarts at 0
             Y = layer_norm(Y, eps=math.exp(min(math.log(_LN_EPS) - 2.0 * self.log_c, 700.0)))
             self.log_c = 0.0
-        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
         self._record(ell, A, W, Y, self.log_c)
 
     def step_through_chain(self, ell: int, A: np.ndarray, W: np.ndarray, M_hat: np.ndarray,
@@ -273,12 +272,18 @@ class _Pass:
         (before the fix), then :math:`Y = P_\ell \hat M_\ell` (``O(T^2 d)``) unless given.
         The same network as :meth:`step`'s, to rounding. Returns ``Y``
         (:math:`X_\ell / \|M_\ell\|_F`)."""
-        A = _fixed(A, self.config)
-        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        A = self._extend_product(A)
         if Y is None:
             Y = self.P @ M_hat  # X_l / ||M_l||_F = P_l M_hat_l, O(T^2 d)
         self._record(ell, A, W, Y, log_m)
         return Y
+
+    def _extend_product(self, A: np.ndarray) -> np.ndarray:
+        r"""The layer's attention ``A`` (before the fix) as this network uses it (:func:`_fixed`),
+        the product :math:`A_\ell \cdots A_1` extended by it."""
+        A = _fixed(A, self.config)
+        self.P = A.copy() if self.P is None else A @ self.P  # A_l ... A_1, O(T^3)
+        return A
 
     def _record(self, ell: int, A: np.ndarray, W: np.ndarray | None, Y: np.ndarray,
                 log_scale: float) -> None:
